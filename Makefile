@@ -1,0 +1,38 @@
+# PGXS build of the pg_stat_waits extension (C++17).
+#   make && make install && make installcheck
+# installcheck needs the library preloaded: by default it starts a temporary
+# instance with test/regress.conf (run it as a non-root user), or pass
+# REGRESS_OPTS='--host=... --port=...' to use a running, preloaded server.
+
+EXTENSION = pg_stat_waits
+MODULE_big = pg_stat_waits
+DATA = $(wildcard extension/pg_stat_waits--*.sql)
+PGFILEDESC = "pg_stat_waits - sampled and exact wait-event statistics"
+
+CORE_SRCS = $(wildcard src/core/*.cpp)
+PG_SRCS = $(wildcard src/pg/*.cpp)
+OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
+
+REGRESS = $(basename $(notdir $(wildcard sql/*.sql)))
+REGRESS := $(filter-out nopreload,$(REGRESS))
+REGRESS_OPTS ?= --temp-instance=tmp_check --temp-config=$(CURDIR)/test/regress.conf
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+
+PSW_CXXFLAGS = -std=c++17 -fvisibility=hidden -fvisibility-inlines-hidden \
+               -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
+PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
+SHLIB_LINK = -lstdc++
+
+include $(PGXS)
+
+# PGXS adds the server include dir with -I; -isystem above keeps its warnings
+# out of -Werror. C++ flags go to both g++ and the LLVM bitcode rule.
+override CXXFLAGS += $(PSW_CXXFLAGS)
+override BITCODE_CXXFLAGS += -std=c++17 -fvisibility=hidden -Wno-ignored-attributes
+
+# Header dependencies (PGXS tracks them only in --enable-depend builds).
+override CXXFLAGS += -MMD -MP
+-include $(OBJS:.o=.d)
+EXTRA_CLEAN = $(OBJS:.o=.d)

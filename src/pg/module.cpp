@@ -1,0 +1,110 @@
+// Library entry point: GUCs, shared memory, hooks. Runs in the postmaster at
+// preload time; every child process inherits what it sets up.
+#include "gucs.h"
+#include "query_hooks.h"
+#include "shared_state.h"
+#include "shmem_parts.h"
+
+extern "C" {
+PG_MODULE_MAGIC;
+PSW_EXPORT void _PG_init(void);
+}
+
+namespace psw {
+
+SharedState *shared = nullptr;
+PgBackendStatus *backend_status_array = nullptr;
+int backend_status_slots = 0;
+
+static shmem_request_hook_type prev_shmem_request_hook = nullptr;
+static shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
+static bool preloaded = false;
+
+void require_preloaded() {
+    if (!preloaded || shared == nullptr)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pg_stat_waits must be loaded via shared_preload_libraries"),
+                        errhint("Add pg_stat_waits to shared_preload_libraries in postgresql.conf and restart "
+                                "the server.")));
+}
+
+const char *slot_state_name(uint8_t state) {
+    switch (state) {
+        case kStateActive: return "active";
+        case kStateIdle: return "idle";
+        case kStateIdleInXact: return "idle in transaction";
+        default: return nullptr;
+    }
+}
+
+static Size total_shmem_size() {
+    Size total = 0;
+    for (int i = 0; i < shmem_part_count(); i++) total = add_size(total, MAXALIGN(shmem_part_at(i).size()));
+    return total;
+}
+
+static void shmem_request() {
+    if (prev_shmem_request_hook) prev_shmem_request_hook();
+    RequestAddinShmemSpace(total_shmem_size());
+    RequestNamedLWLockTranche("pg_stat_waits", 1);
+}
+
+static void shmem_startup() {
+    if (prev_shmem_startup_hook) prev_shmem_startup_hook();
+
+    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+    for (int i = 0; i < shmem_part_count(); i++) {
+        const ShmemPart &part = shmem_part_at(i);
+        bool found = false;
+        void *ptr = ShmemInitStruct(part.name, part.size(), &found);
+        part.init(ptr, found);
+    }
+    // PostgreSQL's backend status array is not exported; look it up by its
+    // shmem index name so readers can show each process's backend type.
+    backend_status_slots = MaxBackends + NUM_AUXPROCTYPES;
+    bool found = false;
+    backend_status_array = static_cast<PgBackendStatus *>(ShmemInitStruct(
+        "Backend Status Array", mul_size(sizeof(PgBackendStatus), backend_status_slots), &found));
+    if (!found) elog(ERROR, "pg_stat_waits: PostgreSQL's backend status array is missing");
+    shared->shmem_bytes = total_shmem_size();
+    LWLockRelease(AddinShmemInitLock);
+}
+
+// Core part: the global state and one slot per PGPROC.
+static Size core_size() {
+    // allProcCount is not known before shared memory exists: compute it as
+    // InitProcGlobal does (backends + auxiliary processes + prepared xacts).
+    Size slots = add_size(add_size(MaxBackends, NUM_AUXILIARY_PROCS), max_prepared_xacts);
+    return add_size(offsetof(SharedState, slots), mul_size(slots, sizeof(BackendSlot)));
+}
+
+static void core_init(void *ptr, bool found) {
+    shared = static_cast<SharedState *>(ptr);
+    if (found) return;
+    memset(ptr, 0, core_size());
+    shared->lock = &(GetNamedLWLockTranche("pg_stat_waits"))->lock;
+    shared->num_slots = static_cast<uint32>(MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts);
+    shared->stats_reset = GetCurrentTimestamp();
+    for (uint32 i = 0; i < shared->num_slots; i++) shared->slots[i].pub.init();
+}
+
+const ShmemPart core_part = {"pg_stat_waits core", core_size, core_init};
+
+}  // namespace psw
+
+void _PG_init(void) {
+    if (!process_shared_preload_libraries_in_progress) return;  // SQL functions raise the error
+    psw::preloaded = true;
+
+    psw::define_gucs();
+    // Same query ids as pg_stat_statements and pg_stat_activity.query_id.
+    EnableQueryId();
+
+    psw::prev_shmem_request_hook = shmem_request_hook;
+    shmem_request_hook = psw::shmem_request;
+    psw::prev_shmem_startup_hook = shmem_startup_hook;
+    shmem_startup_hook = psw::shmem_startup;
+
+    psw::install_query_hooks();
+    psw::start_features();
+}

@@ -1,0 +1,55 @@
+// The only way C++ files include PostgreSQL headers (DESIGN.md §5).
+// postgres.h must come first; everything is C, so wrap it in extern "C".
+// Only boundary files under src/pg/ include this; src/core/ never does.
+#pragma once
+
+// PG 15 defines PGDLLEXPORT empty on ELF; with -fvisibility=hidden the magic
+// block and PG_FUNCTION_INFO_V1 symbols must be exported explicitly.
+#ifndef PGDLLEXPORT
+#define PGDLLEXPORT __attribute__((visibility("default")))
+#endif
+
+extern "C" {
+#include "postgres.h"
+
+#include "access/twophase.h"
+#include "access/xact.h"
+#include "catalog/pg_authid.h"
+#include "executor/executor.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "optimizer/planner.h"
+#include "parser/analyze.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "tcop/utility.h"
+#include "utils/acl.h"
+#include "utils/backend_status.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/queryjumble.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+}
+
+#include "compat.h"
+
+// Exported PostgreSQL entry points (the library is built with
+// -fvisibility=hidden; PG_FUNCTION_INFO_V1 already exports its symbols).
+#define PSW_EXPORT extern "C" __attribute__((visibility("default")))
+
+// Declares an exported SQL-callable function. PG 15's PG_FUNCTION_INFO_V1
+// marks only the info function for export, so the function itself is
+// declared visible first.
+#define PSW_SQL_FUNCTION(name)                             \
+    extern "C" PGDLLEXPORT Datum name(PG_FUNCTION_ARGS);   \
+    extern "C" {                                           \
+    PG_FUNCTION_INFO_V1(name);                             \
+    }

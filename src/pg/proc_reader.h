@@ -1,0 +1,44 @@
+// Reads one process's published state without taking any lock that backends
+// take (DESIGN.md §4): PGPROC fields are plain loads, the slot is copied under
+// its seqlock. Shared by the sampler and the SQL views.
+#pragma once
+
+#include "shared_state.h"
+
+namespace psw {
+
+struct ProcSample {
+    int32 pid;
+    int32 leader_pid;  // 0 when not a parallel worker
+    int32 backend_type;  // BackendType, -1 if unknown
+    Oid datid;
+    Oid usesysid;
+    uint8_t state;  // SlotState
+    uint32 wait_event_info;
+    uint64 queryid;
+    uint64 top_queryid;
+    TimestampTz query_start;
+    int64 wait_start_ns;  // exact timing: start of the blocking call in progress
+    uint32 wait_start_info;
+};
+
+// False when PGPROC number procno has no live process.
+bool read_proc(uint32 procno, ProcSample *out);
+uint32 proc_count();
+
+// Idle client backends and idle main-loop waits of background processes,
+// skipped by the sampler unless pg_stat_waits.sample_idle is on.
+bool is_idle_sample(const ProcSample &s);
+
+// Text of the backend type, or nullptr.
+const char *backend_type_name(int32 backend_type);
+
+// Wait event type/name as the views show them: 'CPU'/'CPU' for a running
+// process, nullptr/nullptr for an idle one.
+void wait_event_names(const ProcSample &s, const char **type, const char **name);
+
+// Whether the current user may see queryids of processes owned by role
+// (same rule as pg_stat_activity).
+bool can_see_queries_of(Oid role);
+
+}  // namespace psw

@@ -1,0 +1,281 @@
+// Executor, planner, parse-analysis and utility hooks that publish the
+// backend's state and statement ids into its own slot (DESIGN.md §4 "Hooks").
+//
+// Why so many hooks: an id must cover a statement's whole life — planning
+// (planner hook; Bind plans before ExecutorStart), execution, ExecutorFinish
+// (AFTER triggers, FK checks), each fetch of a protocol portal (ExecutorRun at
+// level 0) and the commit that ends an autocommit statement (the ids stay until
+// the transaction callback). A slot write is a few plain stores under a
+// seqlock: no lock, syscall or allocation on this path.
+#include "query_hooks.h"
+
+#include "gucs.h"
+#include "shared_state.h"
+
+namespace psw {
+
+static post_parse_analyze_hook_type prev_post_parse_analyze = nullptr;
+static planner_hook_type prev_planner = nullptr;
+static ExecutorStart_hook_type prev_executor_start = nullptr;
+static ExecutorRun_hook_type prev_executor_run = nullptr;
+static ExecutorFinish_hook_type prev_executor_finish = nullptr;
+static ExecutorEnd_hook_type prev_executor_end = nullptr;
+static ProcessUtility_hook_type prev_process_utility = nullptr;
+
+// Backend-local mirror of what the slot holds, so unchanged values are not
+// rewritten and nested statements can restore their parent's id.
+static int nesting_level = 0;
+static BackendSlot *my_slot = nullptr;
+static SlotData local;
+static bool top_is_fetch = false;     // top-level statement is FETCH/MOVE
+static bool top_ends_block = false;   // top-level statement is COMMIT/ROLLBACK/PREPARE
+
+unsigned long long current_queryid() { return local.queryid; }
+unsigned long long current_top_queryid() { return local.top_queryid; }
+
+static BackendSlot *slot() {
+    if (my_slot == nullptr && shared != nullptr && MyProc != nullptr) {
+        int procno = PSW_MY_PROCNO;
+        if (procno < 0 || static_cast<uint32>(procno) >= shared->num_slots) return nullptr;
+        my_slot = &shared->slots[procno];
+        memset(&local, 0, sizeof(local));
+        local.pid = MyProcPid;
+        local.state = kStateIdle;
+        my_slot->pub.write([](SlotData &d) { d = local; });
+    }
+    return my_slot;
+}
+
+static void publish() {
+    BackendSlot *s = slot();
+    if (s) s->pub.write([](SlotData &d) { d = local; });
+}
+
+static void statement_start(uint64 queryid) {
+    local.state = kStateActive;
+    local.top_queryid = queryid;
+    local.queryid = queryid;
+    local.query_start = GetCurrentStatementStartTimestamp();
+    publish();
+}
+
+// A top-level statement finished. Inside an explicit transaction block the
+// backend is now idle in transaction and keeps the statement's ids; otherwise
+// it stays active until the commit callback (the commit belongs to it).
+static void statement_end() {
+    if (!top_ends_block && IsTransactionBlock() && local.state != kStateIdleInXact) {
+        local.state = kStateIdleInXact;
+        publish();
+    }
+}
+
+static void set_queryid(uint64 queryid) {
+    if (local.queryid == queryid) return;
+    local.queryid = queryid;
+    publish();
+}
+
+// Whether a nested executor's query id replaces the current one.
+static bool attribute_nested(uint64 queryid) {
+    if (queryid == 0) return false;
+    if (nesting_level == 0 || guc_track == kTrackAll) return true;
+    // FETCH from a cursor runs the cursor's query one level down.
+    return nesting_level == 1 && top_is_fetch;
+}
+
+static void post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate) {
+    if (prev_post_parse_analyze) prev_post_parse_analyze(pstate, query, jstate);
+    if (nesting_level == 0 && query->queryId != 0 && shared) {
+        top_is_fetch = false;
+        top_ends_block = false;
+        statement_start(query->queryId);
+    }
+}
+
+static PlannedStmt *planner(Query *parse, const char *query_string, int cursor_options, ParamListInfo params) {
+    volatile uint64 saved = local.queryid;
+    volatile bool nested = nesting_level > 0;
+    if (shared && parse->queryId != 0) {
+        if (!nested) {
+            if (local.top_queryid != parse->queryId || local.state != kStateActive) statement_start(parse->queryId);
+        } else if (guc_track == kTrackAll) {
+            set_queryid(parse->queryId);
+        }
+    }
+    PlannedStmt *result = nullptr;
+    PG_TRY();
+    {
+        result = prev_planner ? prev_planner(parse, query_string, cursor_options, params)
+                              : standard_planner(parse, query_string, cursor_options, params);
+    }
+    PG_FINALLY();
+    {
+        if (nested && shared) set_queryid(saved);
+    }
+    PG_END_TRY();
+    return result;
+}
+
+static void executor_start(QueryDesc *qd, int eflags) {
+    if (shared && nesting_level == 0 && !top_is_fetch) {
+        uint64 id = qd->plannedstmt->queryId;
+        // Bind/Execute of a prepared statement has no parse analysis.
+        if (id != 0 && (local.top_queryid != id || local.state != kStateActive)) {
+            top_ends_block = false;
+            statement_start(id);
+        }
+    }
+    if (prev_executor_start)
+        prev_executor_start(qd, eflags);
+    else
+        standard_ExecutorStart(qd, eflags);
+}
+
+// Runs one executor phase with the statement's id attributed and the
+// nesting level kept right even when the phase throws.
+template <typename Phase>
+static void run_nested(QueryDesc *qd, Phase &&phase) {
+    volatile uint64 saved = local.queryid;
+    uint64 id = qd->plannedstmt->queryId;
+    volatile bool attribute = shared && attribute_nested(id);
+    if (attribute) set_queryid(id);
+    nesting_level++;
+    PG_TRY();
+    {
+        phase();
+    }
+    PG_FINALLY();
+    {
+        nesting_level--;
+        // Level 0 keeps the id: the commit and idle-in-transaction belong to it.
+        if (attribute && nesting_level > 0) set_queryid(saved);
+    }
+    PG_END_TRY();
+}
+
+static void executor_run(QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once) {
+    run_nested(qd, [&]() {
+        if (prev_executor_run)
+            prev_executor_run(qd, direction, count, execute_once);
+        else
+            standard_ExecutorRun(qd, direction, count, execute_once);
+    });
+}
+
+static void executor_finish(QueryDesc *qd) {
+    run_nested(qd, [&]() {
+        if (prev_executor_finish)
+            prev_executor_finish(qd);
+        else
+            standard_ExecutorFinish(qd);
+    });
+}
+
+static void executor_end(QueryDesc *qd) {
+    if (prev_executor_end)
+        prev_executor_end(qd);
+    else
+        standard_ExecutorEnd(qd);
+    if (shared && nesting_level == 0) statement_end();
+}
+
+static bool ends_transaction_block(Node *stmt) {
+    if (!IsA(stmt, TransactionStmt)) return false;
+    switch (reinterpret_cast<TransactionStmt *>(stmt)->kind) {
+        case TRANS_STMT_COMMIT:
+        case TRANS_STMT_ROLLBACK:
+        case TRANS_STMT_PREPARE:
+        case TRANS_STMT_COMMIT_PREPARED:
+        case TRANS_STMT_ROLLBACK_PREPARED:
+            return true;
+        default:
+            return false;
+    }
+}
+
+static void process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
+                            ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
+                            DestReceiver *dest, QueryCompletion *qc) {
+    bool top = nesting_level == 0;
+    if (shared && top) {
+        Node *stmt = pstmt->utilityStmt;
+        top_is_fetch = IsA(stmt, FetchStmt);
+        top_ends_block = ends_transaction_block(stmt);
+        statement_start(pstmt->queryId);
+    }
+    nesting_level++;
+    PG_TRY();
+    {
+        if (prev_process_utility)
+            prev_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+        else
+            standard_ProcessUtility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+    }
+    PG_FINALLY();
+    {
+        nesting_level--;
+    }
+    PG_END_TRY();
+    if (shared && top) {
+        statement_end();
+        top_is_fetch = false;
+    }
+}
+
+// The transaction ended: the backend is idle (ids cleared, so idle time is
+// never charged to the last statement), or idle in an aborted transaction
+// block after an error.
+static void xact_callback(XactEvent event, void *) {
+    if (!shared || my_slot == nullptr) return;
+    switch (event) {
+        case XACT_EVENT_COMMIT:
+        case XACT_EVENT_PARALLEL_COMMIT:
+        case XACT_EVENT_PREPARE:
+        case XACT_EVENT_ABORT:
+        case XACT_EVENT_PARALLEL_ABORT: {
+            bool aborted_in_block =
+                (event == XACT_EVENT_ABORT) && !top_ends_block && IsTransactionBlock();
+            local.state = aborted_in_block ? kStateIdleInXact : kStateIdle;
+            local.queryid = 0;
+            local.top_queryid = 0;
+            top_is_fetch = false;
+            top_ends_block = false;
+            publish();
+            break;
+        }
+        default:
+            break;
+    }
+}
+
+// An error escaped every executor into the main loop inside a savepoint:
+// the statement is gone. (Errors caught by PL/pgSQL happen at nesting > 0
+// and were already unwound by run_nested.)
+static void subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
+    if (!shared || my_slot == nullptr || event != SUBXACT_EVENT_ABORT_SUB || nesting_level != 0) return;
+    local.state = kStateIdleInXact;
+    local.queryid = 0;
+    local.top_queryid = 0;
+    publish();
+}
+
+void install_query_hooks() {
+    prev_post_parse_analyze = post_parse_analyze_hook;
+    post_parse_analyze_hook = post_parse_analyze;
+    prev_planner = planner_hook;
+    planner_hook = planner;
+    prev_executor_start = ExecutorStart_hook;
+    ExecutorStart_hook = executor_start;
+    prev_executor_run = ExecutorRun_hook;
+    ExecutorRun_hook = executor_run;
+    prev_executor_finish = ExecutorFinish_hook;
+    ExecutorFinish_hook = executor_finish;
+    prev_executor_end = ExecutorEnd_hook;
+    ExecutorEnd_hook = executor_end;
+    prev_process_utility = ProcessUtility_hook;
+    ProcessUtility_hook = process_utility;
+    RegisterXactCallback(xact_callback, nullptr);
+    RegisterSubXactCallback(subxact_callback, nullptr);
+}
+
+}  // namespace psw

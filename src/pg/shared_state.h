@@ -1,0 +1,73 @@
+// Layout of pg_stat_waits' shared memory (boundary; trivially copyable only).
+#pragma once
+
+#include "pg.h"
+#include "../core/seqlock.h"
+
+namespace psw {
+
+enum SlotState : uint8_t {
+    kStateUnknown = 0,
+    kStateActive = 1,
+    kStateIdle = 2,
+    kStateIdleInXact = 3,
+};
+const char *slot_state_name(uint8_t state);  // nullptr for kStateUnknown
+
+// What a backend publishes about itself. Written only by that backend.
+struct SlotData {
+    int32 pid;  // owner; a slot whose pid differs from its PGPROC's is stale
+    uint8_t state;
+    uint64 queryid;
+    uint64 top_queryid;
+    TimestampTz query_start;
+};
+
+// One per PGPROC (index = pgprocno), cache-line aligned so that backends
+// never share a line with each other.
+struct alignas(64) BackendSlot {
+    SeqLocked<SlotData> pub;
+    // Live wait for pg_stat_waits_activity.wait_time (exact timing): the
+    // monotonic start in ns of the blocking call in progress, 0 if none.
+    int64 wait_start_ns;
+    uint32 wait_start_info;
+};
+
+// Global state shared by backends, the sampler and readers.
+struct SharedState {
+    LWLock *lock;  // taken only by readers and the sampler, never by hooks
+    uint32 num_slots;
+    uint64 shmem_bytes;
+    uint32 interposed_mask;  // bit per psw::BlockingCall patched in the executable
+    TimestampTz stats_reset;
+
+    // Sampler bookkeeping (pg_stat_waits_status).
+    int32 sampler_pid;
+    int64 samples_taken;
+    TimestampTz last_sample_time;
+    double sampler_lag_ms_max;
+    double sampler_lag_ms_last;
+    int64 history_used;
+    int64 profile_entries;
+    int64 profile_dropped;
+
+    BackendSlot slots[FLEXIBLE_ARRAY_MEMBER];
+};
+
+extern SharedState *shared;
+// PostgreSQL's own backend status array (for backend types), found at startup.
+extern PgBackendStatus *backend_status_array;
+extern int backend_status_slots;
+
+// Raises the standard "must be preloaded" error if shared memory is missing.
+void require_preloaded();
+
+// Shared memory is carved into named parts; each feature adds one to
+// shmem_parts.cpp so sizes are requested and initialized in one place.
+struct ShmemPart {
+    const char *name;
+    Size (*size)();
+    void (*init)(void *ptr, bool found);
+};
+
+}  // namespace psw

@@ -1,0 +1,113 @@
+// pg_stat_waits_activity against real sessions: lock waits, cancel, nesting.
+#include "harness.h"
+
+using namespace psw_it;
+
+namespace {
+
+class Activity : public ::testing::Test {
+protected:
+    void SetUp() override {
+        admin = connect();
+        exec(*admin, "CREATE EXTENSION IF NOT EXISTS pg_stat_waits");
+        exec(*admin, "DROP TABLE IF EXISTS it_activity_rows");
+        exec(*admin, "CREATE TABLE it_activity_rows (id int PRIMARY KEY, v int)");
+        exec(*admin, "INSERT INTO it_activity_rows VALUES (1, 0)");
+    }
+    std::unique_ptr<pqxx::connection> admin;
+
+    pqxx::row activity_of(int pid) {
+        pqxx::result r = exec(*admin, "SELECT state, wait_event_type, wait_event, queryid, top_queryid "
+                                      "FROM pg_stat_waits_activity WHERE pid = " + std::to_string(pid));
+        EXPECT_EQ(r.size(), 1u) << "no activity row for pid " << pid;
+        return r[0];
+    }
+};
+
+TEST_F(Activity, RowLockWaitShowsLockEventStateAndQueryid) {
+    auto holder = connect();
+    auto blocked = connect();
+    int blocked_pid = backend_pid(*blocked);
+
+    pqxx::work hold(*holder);
+    hold.exec("UPDATE it_activity_rows SET v = v + 1 WHERE id = 1");
+
+    Background waiter(*blocked, "UPDATE it_activity_rows SET v = v + 10 WHERE id = 1");
+    ASSERT_TRUE(wait_until([&] {
+        return scalar<std::string>(*admin, "SELECT wait_event_type FROM pg_stat_waits_activity WHERE pid = " +
+                                               std::to_string(blocked_pid)) == std::optional<std::string>("Lock");
+    })) << "blocked session never showed a Lock wait";
+
+    pqxx::row row = activity_of(blocked_pid);
+    EXPECT_EQ(row["state"].as<std::string>(), "active");
+    EXPECT_EQ(row["wait_event"].as<std::string>(), "transactionid");
+    auto pgsa_id = scalar<long long>(*admin, "SELECT query_id FROM pg_stat_activity WHERE pid = " +
+                                                 std::to_string(blocked_pid));
+    ASSERT_TRUE(pgsa_id.has_value());
+    ASSERT_FALSE(row["queryid"].is_null());
+    EXPECT_EQ(row["queryid"].as<long long>(), *pgsa_id);
+    EXPECT_EQ(row["top_queryid"].as<long long>(), *pgsa_id);
+
+    exec(*admin, "SELECT pg_cancel_backend(" + std::to_string(blocked_pid) + ")");
+    waiter.join();
+    EXPECT_NE(waiter.error().find("canceling statement"), std::string::npos) << waiter.error();
+
+    pqxx::row after = activity_of(blocked_pid);
+    EXPECT_EQ(after["state"].as<std::string>(), "idle");
+    EXPECT_TRUE(after["queryid"].is_null()) << "stale queryid after cancel";
+    EXPECT_TRUE(after["top_queryid"].is_null());
+    hold.abort();
+}
+
+TEST_F(Activity, IdleInTransactionKeepsLastStatementId) {
+    auto session = connect();
+    int pid = backend_pid(*session);
+    pqxx::work tx(*session);
+    tx.exec("SELECT count(*) FROM it_activity_rows");
+    pqxx::row row = activity_of(pid);
+    EXPECT_EQ(row["state"].as<std::string>(), "idle in transaction");
+    auto pgsa_id = scalar<long long>(*admin, "SELECT query_id FROM pg_stat_activity WHERE pid = " + std::to_string(pid));
+    ASSERT_FALSE(row["queryid"].is_null());
+    EXPECT_EQ(row["queryid"].as<long long>(), *pgsa_id);
+    EXPECT_EQ(row["wait_event"].as<std::string>(), "ClientRead");
+    tx.abort();
+    EXPECT_TRUE(wait_until([&] { return activity_of(pid)["state"].as<std::string>() == "idle"; }));
+}
+
+// A PL/pgSQL function: the outer call is the top-level statement; under
+// track = all the inner statement is the queryid, as pg_stat_statements sees it.
+TEST_F(Activity, NestedStatementUnderTrackAll) {
+    exec(*admin, "CREATE OR REPLACE FUNCTION it_nested_sleep() RETURNS void LANGUAGE plpgsql AS "
+                 "$$ BEGIN PERFORM pg_sleep(1.0); END $$");
+    exec(*admin, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    for (const char *track : {"all", "top"}) {
+        SCOPED_TRACE(track);
+        auto session = connect();
+        int pid = backend_pid(*session);
+        exec(*session, std::string("SET pg_stat_waits.track = '") + track + "'");
+        exec(*session, "SET pg_stat_statements.track = 'all'");
+        Background call(*session, "SELECT it_nested_sleep()");
+        ASSERT_TRUE(wait_until([&] {
+            return scalar<std::string>(*admin, "SELECT wait_event FROM pg_stat_waits_activity WHERE pid = " +
+                                                   std::to_string(pid)) == std::optional<std::string>("PgSleep");
+        }));
+        pqxx::row row = activity_of(pid);
+        auto top = scalar<long long>(*admin, "SELECT query_id FROM pg_stat_activity WHERE pid = " + std::to_string(pid));
+        ASSERT_TRUE(top.has_value());
+        EXPECT_EQ(row["top_queryid"].as<long long>(), *top);
+        long long qid = row["queryid"].as<long long>();
+        call.join();
+        ASSERT_EQ(call.error(), "");
+        if (std::string(track) == "all") {
+            EXPECT_NE(qid, *top);
+            auto inner = scalar<long long>(*admin, "SELECT count(*) FROM pg_stat_statements WHERE queryid = " +
+                                                       std::to_string(qid) + " AND query ILIKE '%pg_sleep%' "
+                                                       "AND query NOT ILIKE '%it_nested_sleep%'");
+            EXPECT_EQ(inner.value_or(0), 1) << "inner queryid not known to pg_stat_statements";
+        } else {
+            EXPECT_EQ(qid, *top);
+        }
+    }
+}
+
+}  // namespace

@@ -1,0 +1,53 @@
+# ./run demo: a throwaway cluster, a contended workload, and what the views show.
+# shellcheck shell=bash
+
+demo_psql() { psql -X -q -d psw_demo "$@"; }
+
+run_demo() {
+  local main
+  new_cluster main "max_connections = 100"
+  log "cluster up at $PGHOST port $PGPORT"
+  psql -X -q -d postgres -c "CREATE DATABASE psw_demo"
+  demo_psql -c "CREATE EXTENSION pg_stat_waits"
+  log "pgbench -i -s 2"
+  pgbench -q -i -s 2 psw_demo >/dev/null 2>&1
+
+  log "workload: pgbench TPC-B with 4 clients for 12 s, plus two sessions fighting over one row"
+  pgbench -n -c 4 -j 2 -T 12 psw_demo >"$main/pgbench.out" 2>&1 &
+  local bench=$!
+  # Holder takes the row lock for 3 s at a time; the waiter queues behind it.
+  ( for _ in 1 2 3; do
+      demo_psql -c "BEGIN" -c "UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 1" \
+                -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null 2>&1
+    done ) &
+  local holder=$!
+  sleep 0.5
+  ( for _ in 1 2 3; do
+      demo_psql -c "UPDATE pgbench_tellers SET tbalance = tbalance - 1 WHERE tid = 1" >/dev/null 2>&1
+    done ) &
+  local waiter=$!
+
+  sleep 2
+  log "pg_stat_waits_activity (client backends, now)"
+  demo_psql -c "SELECT pid, state, wait_event_type, wait_event, queryid, top_queryid,
+                       round(extract(epoch FROM now() - query_start)::numeric, 3) AS running_s
+                  FROM pg_stat_waits_activity WHERE backend_type = 'client backend'
+                 ORDER BY state, wait_event_type NULLS LAST, pid"
+  log "the same sessions, by wait event"
+  demo_psql -c "SELECT wait_event_type, wait_event, count(*) AS sessions
+                  FROM pg_stat_waits_activity WHERE state <> 'idle'
+                 GROUP BY 1, 2 ORDER BY 3 DESC"
+  log "background processes"
+  demo_psql -c "SELECT pid, backend_type, wait_event_type, wait_event
+                  FROM pg_stat_waits_activity WHERE backend_type <> 'client backend' ORDER BY backend_type"
+  local extra
+  for extra in "$PSW_ROOT"/test/lib/demo_*.sh; do
+    [ -f "$extra" ] || continue
+    # shellcheck disable=SC1090
+    source "$extra"
+  done
+  wait "$bench" "$holder" "$waiter" 2>/dev/null || true
+  log "pgbench: $(grep -E '^tps' "$main/pgbench.out" | head -1)"
+  log "pg_stat_waits_status"
+  demo_psql -x -c "SELECT * FROM pg_stat_waits_status"
+}
