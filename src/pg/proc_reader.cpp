@@ -36,10 +36,14 @@ bool read_proc(uint32 procno, ProcSample *out) {
 
     memset(out, 0, sizeof(*out));
     out->pid = pid;
+    // Listed exactly while PostgreSQL lists the process in pg_stat_activity:
+    // a PGPROC gets its pid before authentication and keeps it after the
+    // backend status entry is gone at exit; skip both windows.
+    out->backend_type = lookup_backend_type(const_cast<const PGPROC *>(proc), pid);
+    if (out->backend_type < 0) return false;
     out->datid = proc->databaseId;
     out->usesysid = proc->roleId;
     out->wait_event_info = proc->wait_event_info;
-    out->backend_type = lookup_backend_type(const_cast<const PGPROC *>(proc), pid);
 
     const PGPROC *leader = proc->lockGroupLeader;
     uint32 slot_procno = procno;

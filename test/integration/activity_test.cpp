@@ -64,12 +64,17 @@ TEST_F(Activity, IdleInTransactionKeepsLastStatementId) {
     int pid = backend_pid(*session);
     pqxx::work tx(*session);
     tx.exec("SELECT count(*) FROM it_activity_rows");
+    // The backend sends ReadyForQuery just before it starts waiting for the
+    // next command: give it a moment to enter the ClientRead wait.
+    ASSERT_TRUE(wait_until([&] {
+        return !activity_of(pid)["wait_event"].is_null() &&
+               activity_of(pid)["wait_event"].as<std::string>() == "ClientRead";
+    }));
     pqxx::row row = activity_of(pid);
     EXPECT_EQ(row["state"].as<std::string>(), "idle in transaction");
     auto pgsa_id = scalar<long long>(*admin, "SELECT query_id FROM pg_stat_activity WHERE pid = " + std::to_string(pid));
     ASSERT_FALSE(row["queryid"].is_null());
     EXPECT_EQ(row["queryid"].as<long long>(), *pgsa_id);
-    EXPECT_EQ(row["wait_event"].as<std::string>(), "ClientRead");
     tx.abort();
     EXPECT_TRUE(wait_until([&] { return activity_of(pid)["state"].as<std::string>() == "idle"; }));
 }

@@ -78,7 +78,7 @@ suite_integration() {
   psql -q -X -d postgres -c "DROP DATABASE IF EXISTS psw_it" -c "CREATE DATABASE psw_it" >/dev/null
   export PSW_CONNINFO="host=$PGHOST port=$PGPORT user=postgres dbname=psw_it"
   out=$("$PSW_BUILD/cmake/psw_integration_tests" --gtest_color=no 2>&1) || true
-  echo "$out" | grep -E '^\[ *(OK|FAILED|PASSED) *\]|Failure|Expected|Which is|actual|error' | tail -60
+  echo "$out" | grep -E '^\[ *(OK|FAILED|PASSED) *\]|Failure|Expected|Which is|actual|error|exception|ERROR' | tail -60
   p=$(echo "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p')
   f=$(echo "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p')
   [ -n "$p$f" ] || f=1

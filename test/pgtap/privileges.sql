@@ -1,6 +1,6 @@
 -- Visibility of other users' queryids, as pg_stat_activity does it.
 BEGIN;
-SELECT plan(4);
+SELECT plan(7);
 
 CREATE ROLE psw_tap_plain LOGIN;
 CREATE ROLE psw_tap_stats LOGIN IN ROLE pg_read_all_stats;
@@ -15,12 +15,25 @@ SELECT ok((SELECT queryid IS NULL AND top_queryid IS NULL AND query_start IS NUL
           'plain user sees no queryid on a superuser''s row');
 SELECT ok((SELECT wait_event_type IS NOT NULL FROM pg_stat_waits_activity WHERE pid = pg_backend_pid()),
           'plain user still sees the wait of other users'' rows');
+SELECT throws_ok('SET pg_stat_waits.timing = on', '42501', NULL,
+                 'plain user cannot switch exact timing on');
+SELECT throws_ok('SET pg_stat_waits.track = ''all''', '42501', NULL,
+                 'plain user cannot change what is tracked');
 RESET ROLE;
 
 SET LOCAL ROLE psw_tap_stats;
 SELECT ok((SELECT queryid IS NOT NULL FROM pg_stat_waits_activity WHERE pid = pg_backend_pid()),
           'pg_read_all_stats member sees queryids of other users');
 RESET ROLE;
+
+-- Every function of the extension runs with a fixed search_path.
+SELECT is_empty($$
+  SELECT p.oid::regprocedure::text FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
+   WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pg_stat_waits')
+     AND d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
+     AND p.proname <> 'pg_stat_waits_require_preload'
+     AND NOT coalesce(p.proconfig::text LIKE '%search_path=%', false)$$,
+  'every extension function has a fixed search_path');
 
 SELECT * FROM finish();
 ROLLBACK;
