@@ -30,6 +30,8 @@ extern "C" {
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "tcop/utility.h"
+#include "tcop/pquery.h"
+#include "utils/portal.h"
 #include "utils/acl.h"
 #include "utils/backend_status.h"
 #include "utils/builtins.h"

@@ -93,8 +93,8 @@ static void post_parse_analyze(ParseState *pstate, Query *query, JumbleState *js
 }
 
 static PlannedStmt *planner(Query *parse, const char *query_string, int cursor_options, ParamListInfo params) {
-    volatile uint64 saved = local.queryid;
-    volatile bool nested = nesting_level > 0;
+    uint64 saved = local.queryid;
+    bool nested = nesting_level > 0;
     if (shared && parse->queryId != 0) {
         if (!nested) {
             if (local.top_queryid != parse->queryId || local.state != kStateActive) statement_start(parse->queryId);
@@ -102,17 +102,13 @@ static PlannedStmt *planner(Query *parse, const char *query_string, int cursor_o
             set_queryid(parse->queryId);
         }
     }
-    PlannedStmt *result = nullptr;
-    PG_TRY();
-    {
-        result = prev_planner ? prev_planner(parse, query_string, cursor_options, params)
-                              : standard_planner(parse, query_string, cursor_options, params);
-    }
-    PG_FINALLY();
-    {
-        if (nested && shared) set_queryid(saved);
-    }
-    PG_END_TRY();
+    PlannedStmt *result = prev_planner ? prev_planner(parse, query_string, cursor_options, params)
+                                       : standard_planner(parse, query_string, cursor_options, params);
+    // No PG_TRY here or below: a setjmp per hook would cost more than the
+    // rest of the hook path. After an error the transaction callbacks reset
+    // the state; an error caught by PL/pgSQL is healed when the enclosing
+    // executor phase returns and restores its own saved values.
+    if (nested && shared) set_queryid(saved);
     return result;
 }
 
@@ -132,25 +128,20 @@ static void executor_start(QueryDesc *qd, int eflags) {
 }
 
 // Runs one executor phase with the statement's id attributed and the
-// nesting level kept right even when the phase throws.
+// nesting level restored (by assignment, so a level left high by an error
+// that PL/pgSQL caught further down is repaired here).
 template <typename Phase>
-static void run_nested(QueryDesc *qd, Phase &&phase) {
-    volatile uint64 saved = local.queryid;
+static inline void run_nested(QueryDesc *qd, Phase &&phase) {
+    uint64 saved = local.queryid;
+    int saved_level = nesting_level;
     uint64 id = qd->plannedstmt->queryId;
-    volatile bool attribute = shared && attribute_nested(id);
+    bool attribute = shared && attribute_nested(id);
     if (attribute) set_queryid(id);
-    nesting_level++;
-    PG_TRY();
-    {
-        phase();
-    }
-    PG_FINALLY();
-    {
-        nesting_level--;
-        // Level 0 keeps the id: the commit and idle-in-transaction belong to it.
-        if (attribute && nesting_level > 0) set_queryid(saved);
-    }
-    PG_END_TRY();
+    nesting_level = saved_level + 1;
+    phase();
+    nesting_level = saved_level;
+    // Level 0 keeps the id: the commit and idle-in-transaction belong to it.
+    if (attribute && saved_level > 0) set_queryid(saved);
 }
 
 static void executor_run(QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once) {
@@ -203,19 +194,13 @@ static void process_utility(PlannedStmt *pstmt, const char *query_string, bool r
         top_ends_block = ends_transaction_block(stmt);
         statement_start(pstmt->queryId);
     }
-    nesting_level++;
-    PG_TRY();
-    {
-        if (prev_process_utility)
-            prev_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
-        else
-            standard_ProcessUtility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
-    }
-    PG_FINALLY();
-    {
-        nesting_level--;
-    }
-    PG_END_TRY();
+    int saved_level = nesting_level;
+    nesting_level = saved_level + 1;
+    if (prev_process_utility)
+        prev_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+    else
+        standard_ProcessUtility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+    nesting_level = saved_level;
     if (shared && top) {
         statement_end();
         top_is_fetch = false;
@@ -236,6 +221,7 @@ static void xact_callback(XactEvent event, void *) {
             bool aborted_in_block =
                 (event == XACT_EVENT_ABORT) && !top_ends_block && IsTransactionBlock();
             local.state = aborted_in_block ? kStateIdleInXact : kStateIdle;
+            nesting_level = 0;  // an error unwound every hook frame
             local.queryid = 0;
             local.top_queryid = 0;
             top_is_fetch = false;
@@ -249,10 +235,12 @@ static void xact_callback(XactEvent event, void *) {
 }
 
 // An error escaped every executor into the main loop inside a savepoint:
-// the statement is gone. (Errors caught by PL/pgSQL happen at nesting > 0
-// and were already unwound by run_nested.)
+// the statement is gone. The main loop aborts with no portal active; a
+// PL/pgSQL exception block aborts its subtransaction while the outer
+// statement's portal is still running, and must keep the ids.
 static void subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
-    if (!shared || my_slot == nullptr || event != SUBXACT_EVENT_ABORT_SUB || nesting_level != 0) return;
+    if (!shared || my_slot == nullptr || event != SUBXACT_EVENT_ABORT_SUB || ActivePortal != nullptr) return;
+    nesting_level = 0;
     local.state = kStateIdleInXact;
     local.queryid = 0;
     local.top_queryid = 0;

@@ -47,18 +47,23 @@ TEST(SeqLock, ConcurrentReadersNeverSeeTornPayload) {
     psw::SeqLocked<Payload> s;
     s.init();
     std::atomic<bool> stop{false};
+    std::atomic<uint64_t> writes{0};
     std::thread writer([&] {
-        for (uint64_t i = 1; i < 200000; i++) s.write([i](Payload &p) { p = {i, i * 2, i * 3}; });
-        stop = true;
+        for (uint64_t i = 1; !stop; i++) {
+            s.write([i](Payload &p) { p = {i, i * 2, i * 3}; });
+            writes = i;
+        }
     });
+    while (writes < 1000) std::this_thread::yield();  // reads must overlap writes
     uint64_t reads = 0, torn = 0;
-    while (!stop) {
+    for (int i = 0; i < 200000; i++) {
         Payload out{};
         if (s.read(&out)) {
             reads++;
             if (out.b != out.a * 2 || out.c != out.a * 3) torn++;
         }
     }
+    stop = true;
     writer.join();
     EXPECT_GT(reads, 0u);
     EXPECT_EQ(torn, 0u);
