@@ -115,4 +115,52 @@ TEST_F(Activity, NestedStatementUnderTrackAll) {
     }
 }
 
+// Errors that PL/pgSQL catches must not disturb the outer statement's ids,
+// and an error inside a savepoint must not leave stale ids behind.
+TEST_F(Activity, CaughtErrorsAndSavepointsKeepIdsRight) {
+    exec(*admin, "CREATE OR REPLACE FUNCTION it_caught_then_sleep() RETURNS void LANGUAGE plpgsql AS $$ "
+                 "BEGIN BEGIN PERFORM 1/0; EXCEPTION WHEN division_by_zero THEN NULL; END; "
+                 "PERFORM pg_sleep(1.0); END $$");
+    auto session = connect();
+    int pid = backend_pid(*session);
+    std::string where = " WHERE pid = " + std::to_string(pid);
+    auto wait_for_sleep = [&] {
+        return wait_until([&] {
+            return scalar<std::string>(*admin, "SELECT wait_event FROM pg_stat_waits_activity" + where) ==
+                   std::optional<std::string>("PgSleep");
+        });
+    };
+    {
+        Background call(*session, "SELECT it_caught_then_sleep()");
+        ASSERT_TRUE(wait_for_sleep());
+        pqxx::row row = activity_of(pid);
+        auto top = scalar<long long>(*admin, "SELECT query_id FROM pg_stat_activity" + where);
+        EXPECT_EQ(row["state"].as<std::string>(), "active");
+        EXPECT_EQ(row["top_queryid"].as<long long>(), *top);
+        EXPECT_EQ(row["queryid"].as<long long>(), *top);
+        call.join();
+        EXPECT_EQ(call.error(), "");
+    }
+    // A failed statement inside a savepoint: aborted transaction, no ids.
+    exec(*session, "BEGIN");
+    exec(*session, "SAVEPOINT s1");
+    EXPECT_THROW(exec(*session, "SELECT 1/0"), std::exception);
+    pqxx::row failed = activity_of(pid);
+    EXPECT_EQ(failed["state"].as<std::string>(), "idle in transaction");
+    EXPECT_TRUE(failed["queryid"].is_null()) << "stale queryid after an error in a savepoint";
+    exec(*session, "ROLLBACK TO SAVEPOINT s1");
+    {
+        Background sleeper(*session, "SELECT pg_sleep(1.0)");
+        ASSERT_TRUE(wait_for_sleep());
+        pqxx::row row = activity_of(pid);
+        auto id = scalar<long long>(*admin, "SELECT query_id FROM pg_stat_activity" + where);
+        EXPECT_EQ(row["state"].as<std::string>(), "active");
+        ASSERT_FALSE(row["queryid"].is_null());
+        EXPECT_EQ(row["queryid"].as<long long>(), *id);
+        sleeper.join();
+    }
+    exec(*session, "COMMIT");
+    EXPECT_EQ(activity_of(pid)["state"].as<std::string>(), "idle");
+}
+
 }  // namespace
