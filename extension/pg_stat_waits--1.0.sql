@@ -35,6 +35,15 @@ CREATE FUNCTION pg_stat_waits_status_internal(
 CREATE VIEW pg_stat_waits_status AS
     SELECT * FROM pg_stat_waits_status_internal();
 
+-- The wait events this build knows (names from the server), in the order
+-- exact timing keeps them; 'CPU' and 'Unreported' rows are pg_stat_waits' own.
+CREATE FUNCTION pg_stat_waits_wait_events(
+    OUT event_index int, OUT wait_event_type text, OUT wait_event text)
+    RETURNS SETOF record
+    LANGUAGE C STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_wait_events';
+
 -- Like pg_stat_activity: everyone may read; queryids of other users' rows
 -- are hidden inside the functions unless the reader may see them.
 GRANT SELECT ON pg_stat_waits_activity, pg_stat_waits_status TO PUBLIC;

@@ -1,0 +1,38 @@
+// pg_stat_waits_wait_events(): the wait events this build knows, in the
+// dense order exact timing uses. Names come from PostgreSQL itself, so a
+// regression test can prove the PG 15 class sizes in src/core match the server.
+#include "boundary.h"
+#include "shared_state.h"
+#include "../core/wait_catalog.h"
+
+PSW_SQL_FUNCTION(pg_stat_waits_wait_events)
+
+Datum pg_stat_waits_wait_events(PG_FUNCTION_ARGS) {
+    return psw::sql_entry("pg_stat_waits_wait_events", [&]() -> Datum {
+        InitMaterializedSRF(fcinfo, 0);
+        ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+        for (uint16 idx = 0; idx < psw::wait_index_count(); idx++) {
+            uint8 cls;
+            uint16 ev;
+            bool other;
+            if (!psw::wait_index_decode(idx, &cls, &ev, &other) || other) continue;
+            const char *type;
+            const char *name;
+            if (cls == psw::kClassCPU) {
+                type = name = "CPU";
+            } else if (cls == psw::kClassUnreported) {
+                type = "Unreported";
+                name = psw::blocking_call_name(static_cast<psw::BlockingCall>(ev));
+            } else {
+                uint32 info = psw::wait_info_make(cls, ev);
+                type = pgstat_get_wait_event_type(info);
+                name = pgstat_get_wait_event(info);
+            }
+            Datum values[3] = {Int32GetDatum(idx), CStringGetTextDatum(type ? type : "???"),
+                               CStringGetTextDatum(name ? name : "???")};
+            bool nulls[3] = {false, false, false};
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+        }
+        return static_cast<Datum>(0);
+    });
+}
