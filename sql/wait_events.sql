@@ -1,6 +1,5 @@
 -- The PG 15 wait-event catalog compiled into pg_stat_waits matches the server:
--- every event it knows has a real name, and the first id past each class is
--- unknown to the server.
+-- every event it knows has a real, unique name.
 SELECT wait_event_type, count(*) AS events
   FROM pg_stat_waits_wait_events() GROUP BY 1 ORDER BY 1;
 
