@@ -51,7 +51,9 @@ struct LocalTiming {
 
     void add(uint16_t idx, uint64_t ns, bool attribute) {
         EventCounters &e = ev[idx];
-        if (e.calls == 0) touched[ntouched++] = idx;
+        // The bound only matters if a foreign thread raced us into the
+        // wrapper (PostgreSQL backends are single-threaded): never overflow.
+        if (e.calls == 0 && ntouched < kMaxWaitIndex) touched[ntouched++] = idx;
         e.calls++;
         e.total_ns += ns;
         if (ns > e.max_ns) e.max_ns = ns;
