@@ -119,7 +119,13 @@ static inline void end_call(BlockingCall call, uint32 info, int64 t0) {
     // Waits inside a timed statement are attributed to the statement being
     // executed (nested under track = all); parallel workers run their
     // leader's statement.
-    uint64 qid = (stmt_open || IsParallelWorker()) ? current_queryid() : 0;
+    uint64 qid = 0;
+    if (stmt_open) {
+        qid = current_queryid();
+        if (qid == 0) qid = stmt_queryid;  // utility id hidden (see timing_statement_start)
+    } else if (IsParallelWorker()) {
+        qid = current_queryid();
+    }
     if (qid != pending_queryid) {
         flush(t1);
         pending_queryid = qid;
@@ -273,6 +279,10 @@ bool timing_load(FILE *f) {
 // ---- statements -----------------------------------------------------------------
 
 void timing_statement_start(uint64 queryid) {
+    // pg_stat_statements, loaded after us, zeroes a utility statement's
+    // PlannedStmt.queryId before ProcessUtility reaches our hook: that is
+    // the statement already opened at parse analysis, not a new one.
+    if (queryid == 0 && stmt_open) return;
     if (stmt_open) timing_statement_end();
     // Waits so far belong to whatever came before this statement (and are
     // published even if timing was just turned off).

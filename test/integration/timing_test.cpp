@@ -76,6 +76,17 @@ TEST_F(Timing, FivePgSleepsAddUpToOneSecond) {
     double ms = after.total_ms - before.total_ms;
     EXPECT_GE(ms, 1000.0);
     EXPECT_LE(ms, 1030.0);
+
+    // The same sleeps under the statement's queryid, with a small CPU row.
+    auto qid = scalar<long long>(*admin, "SELECT queryid FROM pg_stat_waits_queries WHERE wait_event = 'PgSleep' "
+                                         "ORDER BY total_time DESC LIMIT 1");
+    ASSERT_TRUE(qid.has_value());
+    Totals q = query_event(*qid, "Timeout", "PgSleep");
+    EXPECT_GE(q.total_ms, 1000.0);
+    Totals cpu = query_event(*qid, "CPU", "CPU");
+    EXPECT_GE(cpu.calls, 5);
+    EXPECT_GE(cpu.total_ms, 0.0);
+    EXPECT_LT(cpu.total_ms / cpu.calls, 20.0) << "CPU per pg_sleep statement";
 }
 
 TEST_F(Timing, RowLockWaitMatchesServerClockAndItsQuery) {
@@ -139,6 +150,20 @@ TEST_F(Timing, CommitsWithFsyncYieldWalTime) {
     Totals after = event_class("wait_event_type = 'IO' AND wait_event IN ('WALSync', 'WALWrite')");
     EXPECT_GE(after.calls - before.calls, 20);
     EXPECT_GT(after.total_ms - before.total_ms, 0.0);
+
+    // The commit of an explicit block belongs to its COMMIT statement, even
+    // though pg_stat_statements hides utility ids from later hooks.
+    exec(*admin, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    exec(*s, "BEGIN");
+    exec(*s, "INSERT INTO it_timing_wal VALUES (-1)");
+    exec(*s, "COMMIT");
+    auto commit_id = scalar<long long>(*admin, "SELECT queryid FROM pg_stat_statements WHERE query = 'COMMIT' "
+                                               "AND dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                                               "LIMIT 1");
+    ASSERT_TRUE(commit_id.has_value());
+    Totals q = query_event(*commit_id, "IO", "WALSync");
+    EXPECT_GE(q.calls, 1) << "WALSync of the commit not under COMMIT's queryid";
+    EXPECT_GT(q.total_ms, 0.0);
 }
 
 TEST_F(Timing, HotRowUnderPgbenchYieldsLockWaits) {
