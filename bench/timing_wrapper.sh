@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Cost of the exact-timing wrapper in ns per call, measured inside a backend
-# with pg_stat_waits_bench_wrapper(): a tight loop of fsync(-1) (a cheap
-# interposed call, fails with EBADF) called
-#   direct      - the libc function itself (not interposed)
-#   timing_off  - through the wrapper, pg_stat_waits.timing = off
-#   timing_on   - through the wrapper, timed
-#   clock_pair  - the two clock_gettime(CLOCK_MONOTONIC) alone
-# Each figure is the median of 5 runs of N calls. Prints machine-readable
-#   wrapper_ns mode=<mode> value=<ns>
-# plus the wrapper's added cost (mode - direct). Standalone: makes and drops
-# its own throwaway cluster. Usage: bench/timing_wrapper.sh [N]
+# with pg_stat_waits_bench_wrapper() (median of 5 runs of N calls each).
+#
+# The wrapper's own cost, around a no-op function (no syscall noise):
+#   wrapper_ns mode=not_interposed  the no-op called through a pointer
+#   wrapper_ns mode=timing_off      the no-op through the wrapper, timing off
+#   wrapper_ns mode=timing_on       the no-op through the wrapper, timed
+#   wrapper_overhead_ns mode=timing_off|timing_on   (minus not_interposed)
+# Around a real interposed call, fsync(-1) (fails with EBADF: a cheap syscall):
+#   syscall_ns mode=direct|timing_off|timing_on
+#   clock_pair_ns value=   the two clock_gettime(CLOCK_MONOTONIC) alone
+# Standalone: makes and drops its own throwaway cluster.
+# Usage: bench/timing_wrapper.sh [N]
 set -euo pipefail
 N=${1:-2000000}
 source "$(dirname "$0")/../test/lib/common.sh"
@@ -31,15 +33,16 @@ q "SELECT 1 FROM pg_stat_waits_status WHERE 'fsync' = ANY(interposed)" | grep -q
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 declare -A val
-for mode in direct off on clock; do
-  v=$(for _ in 1 2 3 4 5; do q "SELECT pg_stat_waits_bench_wrapper('$mode', $N)"; done | median)
-  val[$mode]=$v
+for mode in noop_direct noop_off noop_on direct off on clock; do
+  val[$mode]=$(for _ in 1 2 3 4 5; do q "SELECT pg_stat_waits_bench_wrapper('$mode', $N)"; done | median)
 done
-printf 'wrapper_ns mode=direct value=%.2f\n' "${val[direct]}"
-printf 'wrapper_ns mode=timing_off value=%.2f\n' "${val[off]}"
-printf 'wrapper_ns mode=timing_on value=%.2f\n' "${val[on]}"
-printf 'wrapper_ns mode=clock_pair value=%.2f\n' "${val[clock]}"
-awk -v d="${val[direct]}" -v off="${val[off]}" -v on="${val[on]}" -v c="${val[clock]}" 'BEGIN {
+printf 'wrapper_ns mode=not_interposed value=%.2f\n' "${val[noop_direct]}"
+printf 'wrapper_ns mode=timing_off value=%.2f\n' "${val[noop_off]}"
+printf 'wrapper_ns mode=timing_on value=%.2f\n' "${val[noop_on]}"
+awk -v d="${val[noop_direct]}" -v off="${val[noop_off]}" -v on="${val[noop_on]}" 'BEGIN {
   printf "wrapper_overhead_ns mode=timing_off value=%.2f\n", off - d
-  printf "wrapper_overhead_ns mode=timing_on value=%.2f\n", on - d
-  printf "wrapper_overhead_ns mode=timing_on_minus_clock value=%.2f\n", on - d - c }'
+  printf "wrapper_overhead_ns mode=timing_on value=%.2f\n", on - d }'
+printf 'syscall_ns mode=direct value=%.2f\n' "${val[direct]}"
+printf 'syscall_ns mode=timing_off value=%.2f\n' "${val[off]}"
+printf 'syscall_ns mode=timing_on value=%.2f\n' "${val[on]}"
+printf 'clock_pair_ns value=%.2f\n' "${val[clock]}"

@@ -88,7 +88,9 @@ CREATE FUNCTION pg_stat_waits_timing_info(
 
 -- Benchmark of the wrapper: ns per fsync(-1) call, mode 'direct' (libc, not
 -- interposed), 'off' (through the wrapper, timing off), 'on' (timed), or
--- 'clock' (ns of the two clock readings alone, per iteration).
+-- 'clock' (ns of the two clock readings alone, per iteration); noop_direct,
+-- noop_off, noop_on: the same with a no-op function in place of fsync, which
+-- isolates the wrapper's own cost from the syscall's.
 -- Superuser only; with 'on' it adds Unreported/fsync calls to the counters.
 CREATE FUNCTION pg_stat_waits_bench_wrapper(mode text, n bigint) RETURNS float8
     LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE

@@ -225,9 +225,15 @@ Datum pg_stat_waits_bench_wrapper(PG_FUNCTION_ARGS) {
             m = 2;
         else if (strcmp(mode, "clock") == 0)
             m = 3;
+        else if (strcmp(mode, "noop_direct") == 0)
+            m = 4;
+        else if (strcmp(mode, "noop_off") == 0)
+            m = 5;
+        else if (strcmp(mode, "noop_on") == 0)
+            m = 6;
         else
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("mode must be 'direct', 'off', 'on' or 'clock', not \"%s\"", mode)));
+                            errmsg("mode must be direct, off, on, clock, noop_direct, noop_off or noop_on, not \"%s\"", mode)));
         if (n < 1 || n > 1000000000)
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("n must be between 1 and 1e9")));
         PG_RETURN_FLOAT8(psw::timing_bench_wrapper_ns(m, n));
