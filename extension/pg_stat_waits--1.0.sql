@@ -78,9 +78,10 @@ CREATE FUNCTION pg_stat_waits_histogram(
     AS 'MODULE_PATHNAME', 'pg_stat_waits_histogram';
 
 -- Fill level of the per-query table (capacity = 2 x profile_max, rounded up
--- to a power of two); dropped counts flushes that found no free entry.
+-- to a power of two); dropped counts flushes that found no free entry;
+-- clock is what times the calls: 'tsc' (RDTSC, calibrated) or 'clock_gettime'.
 CREATE FUNCTION pg_stat_waits_timing_info(
-    OUT query_entries int, OUT query_max int, OUT query_dropped bigint)
+    OUT query_entries int, OUT query_max int, OUT query_dropped bigint, OUT clock text)
     RETURNS record
     LANGUAGE C VOLATILE PARALLEL RESTRICTED
     SET search_path = pg_catalog, pg_temp

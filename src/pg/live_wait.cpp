@@ -3,18 +3,15 @@
 // on publish a start (the wrapper stores it before the real call and clears
 // it after); the start counts only while the process still reports the wait
 // event the call began under, so a stale or torn pair never shows.
-#include <time.h>
-
 #include "proc_reader.h"
+#include "timing.h"
 
 namespace psw {
 
 double live_wait_ms(const ProcSample &s, bool *valid) {
     *valid = false;
     if (s.wait_start_ns == 0 || s.wait_event_info == 0 || s.wait_start_info != s.wait_event_info) return 0.0;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64 now = static_cast<int64>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    int64 now = timing_now_ns();  // the wrappers' clock
     if (now < s.wait_start_ns) return 0.0;
     *valid = true;
     return static_cast<double>(now - s.wait_start_ns) / 1e6;

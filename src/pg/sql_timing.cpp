@@ -202,8 +202,9 @@ Datum pg_stat_waits_timing_info(PG_FUNCTION_ARGS) {
             elog(ERROR, "pg_stat_waits_timing_info: return type must be a row type");
         desc = BlessTupleDesc(desc);
         psw::QueryTable *qt = psw::timing_query_table();
-        Datum v[3];
-        bool nulls[3] = {false, false, false};
+        Datum v[4];
+        bool nulls[4] = {false, false, false, false};
+        v[3] = CStringGetTextDatum(psw::timing_clock_name());
         v[0] = Int32GetDatum(static_cast<int32>(qt->used()));
         v[1] = Int32GetDatum(static_cast<int32>(qt->capacity));
         v[2] = Int64GetDatum(static_cast<int64>(qt->dropped_count()));

@@ -39,6 +39,11 @@ void timing_reset();
 bool timing_save(FILE *f);
 bool timing_load(FILE *f);
 
+// The clock of exact timing (ns, CLOCK_MONOTONIC base; RDTSC-based where
+// the TSC is invariant), the same in every process.
+int64 timing_now_ns();
+const char *timing_clock_name();  // "tsc" or "clock_gettime"
+
 // Benchmark support (pg_stat_waits_bench_wrapper): ns per call of a cheap
 // interposed call (fsync(-1)) made directly, through the wrapper with timing
 // off, and with timing on.

@@ -21,6 +21,7 @@
 
 // C++ library headers before PostgreSQL's (port.h redefines *printf).
 #include "../core/got_patch.h"
+#include "../core/tsc_clock.h"
 
 #include "gucs.h"
 #include "query_hooks.h"
@@ -49,11 +50,14 @@ static Oid pending_userid = InvalidOid;
 
 static constexpr int64 kFlushIntervalNs = 1000000000;  // at least once a second
 
-static inline int64 now_ns() {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<int64>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+// Calibrated once in the postmaster (timing_install), inherited by every
+// child: one time base for all processes. Falls back to clock_gettime.
+static TscClock tsc_clock = {false, 0, 0, 0};
+
+static inline int64 now_ns() { return tsc_clock_ns(tsc_clock); }
+
+int64 timing_now_ns() { return now_ns(); }
+const char *timing_clock_name() { return tsc_clock.usable ? "tsc" : "clock_gettime"; }
 
 static void flush(int64 now) {
     last_flush_ns = now;
@@ -222,6 +226,9 @@ void timing_install() {
     for (int c = 0; c < kBlockingCallCount; c++)
         if (patches[c].patched) mask |= 1u << c;
     interposed_mask_at_preload = mask;
+    // The timed path's clock: RDTSC where the CPU and the kernel vouch for
+    // the TSC (invariant, the kernel's clocksource), else clock_gettime.
+    tsc_calibrate(&tsc_clock, 20);
     char msg[256];
     strlcpy(msg, error->c_str(), sizeof(msg));
     delete error;
