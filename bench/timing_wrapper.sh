@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Cost of the exact-timing wrapper in ns per call, measured inside a backend
-# with pg_stat_waits_bench_wrapper() (median of 5 runs of N calls each).
+# with pg_stat_waits_bench_wrapper() (median of 5 runs of N calls each;
+# process CPU time, so other load on the machine does not count).
 #
 # The wrapper's own cost, around a no-op function (no syscall noise):
 #   wrapper_ns mode=not_interposed  the no-op called through a pointer
