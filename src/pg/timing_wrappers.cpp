@@ -133,7 +133,7 @@ static inline void end_call(BlockingCall call, uint32 info, int64 t0) {
     if (qid != pending_queryid) {
         flush(t1);
         pending_queryid = qid;
-        pending_userid = stmt_open ? stmt_userid : GetUserId();
+        pending_userid = stmt_open ? stmt_userid : (qid != 0 ? GetUserId() : InvalidOid);
     }
     uint16_t idx = info != 0 ? wait_index(info) : unreported_index(call);
     local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
