@@ -47,3 +47,64 @@ CREATE FUNCTION pg_stat_waits_wait_events(
 -- Like pg_stat_activity: everyone may read; queryids of other users' rows
 -- are hidden inside the functions unless the reader may see them.
 GRANT SELECT ON pg_stat_waits_activity, pg_stat_waits_status TO PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- Exact timing (pg_stat_waits.timing): wait events and queries, timed.
+-- Times in milliseconds. Rows appear once some process ran with timing on.
+CREATE FUNCTION pg_stat_waits_internal(
+    OUT wait_event_type text, OUT wait_event text, OUT calls bigint,
+    OUT total_time float8, OUT mean_time float8, OUT max_time float8)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_internal';
+
+CREATE VIEW pg_stat_waits AS
+    SELECT * FROM pg_stat_waits_internal();
+
+-- Per statement (queryid, database, user): time in each wait event, and a
+-- 'CPU' row whose calls are the statements timed and whose total_time is
+-- their elapsed time minus those waits.
+CREATE FUNCTION pg_stat_waits_queries_internal(
+    OUT queryid bigint, OUT datid oid, OUT usesysid oid, OUT wait_event_type text,
+    OUT wait_event text, OUT calls bigint, OUT total_time float8)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_queries_internal';
+
+CREATE VIEW pg_stat_waits_queries AS
+    SELECT * FROM pg_stat_waits_queries_internal();
+
+-- log2 histogram of one wait event's durations: every bucket, in order; the
+-- last one is open-ended (upper_ms = Infinity). Unknown names are an error.
+CREATE FUNCTION pg_stat_waits_histogram(
+    wait_event_type text, wait_event text,
+    OUT lower_ms float8, OUT upper_ms float8, OUT count bigint)
+    RETURNS SETOF record
+    LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_histogram';
+
+-- Fill level of the per-query table (capacity = 2 x profile_max, rounded up
+-- to a power of two); dropped counts flushes that found no free entry;
+-- clock is what times the calls: 'tsc' (RDTSC, calibrated) or 'clock_gettime'.
+CREATE FUNCTION pg_stat_waits_timing_info(
+    OUT query_entries int, OUT query_max int, OUT query_dropped bigint, OUT clock text)
+    RETURNS record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_timing_info';
+
+-- Benchmark of the wrapper: ns per fsync(-1) call, mode 'direct' (libc, not
+-- interposed), 'off' (through the wrapper, timing off), 'on' (timed), or
+-- 'clock' (ns of the two clock readings alone, per iteration); noop_direct,
+-- noop_off, noop_on: the same with a no-op function in place of fsync, which
+-- isolates the wrapper's own cost from the syscall's.
+-- Superuser only; with 'on' it adds Unreported/fsync calls to the counters.
+CREATE FUNCTION pg_stat_waits_bench_wrapper(mode text, n bigint) RETURNS float8
+    LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_bench_wrapper';
+REVOKE ALL ON FUNCTION pg_stat_waits_bench_wrapper(text, bigint) FROM PUBLIC;
+
+GRANT SELECT ON pg_stat_waits, pg_stat_waits_queries TO PUBLIC;

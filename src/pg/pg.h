@@ -12,6 +12,7 @@
 extern "C" {
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "access/twophase.h"
 #include "access/xact.h"
 #include "catalog/pg_authid.h"

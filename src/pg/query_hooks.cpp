@@ -11,6 +11,7 @@
 
 #include "gucs.h"
 #include "shared_state.h"
+#include "timing.h"
 
 namespace psw {
 
@@ -57,6 +58,7 @@ static void statement_start(uint64 queryid) {
     local.queryid = queryid;
     local.query_start = GetCurrentStatementStartTimestamp();
     publish();
+    timing_statement_start(queryid);
 }
 
 // A top-level statement finished. Inside an explicit transaction block the
@@ -66,6 +68,7 @@ static void statement_end() {
     if (!top_ends_block && IsTransactionBlock() && local.state != kStateIdleInXact) {
         local.state = kStateIdleInXact;
         publish();
+        timing_statement_end();
     }
 }
 
@@ -227,6 +230,7 @@ static void xact_callback(XactEvent event, void *) {
             top_is_fetch = false;
             top_ends_block = false;
             publish();
+            timing_statement_end();
             break;
         }
         default:
@@ -245,6 +249,7 @@ static void subxact_callback(SubXactEvent event, SubTransactionId, SubTransactio
     local.queryid = 0;
     local.top_queryid = 0;
     publish();
+    timing_statement_end();
 }
 
 void install_query_hooks() {

@@ -1,0 +1,242 @@
+// SQL side of exact timing: pg_stat_waits, pg_stat_waits_queries,
+// pg_stat_waits_histogram(), pg_stat_waits_timing_info() and the wrapper
+// benchmark. Readers copy the shared tables with atomic loads and never make
+// a backend wait. Only palloc'd memory here (ereport may longjmp).
+#include "boundary.h"
+#include "gucs.h"
+#include "proc_reader.h"
+#include "timing.h"
+#include "../core/wait_catalog.h"
+
+PSW_SQL_FUNCTION(pg_stat_waits_internal)
+PSW_SQL_FUNCTION(pg_stat_waits_queries_internal)
+PSW_SQL_FUNCTION(pg_stat_waits_histogram)
+PSW_SQL_FUNCTION(pg_stat_waits_timing_info)
+PSW_SQL_FUNCTION(pg_stat_waits_bench_wrapper)
+
+namespace psw {
+
+static constexpr double kNsPerMs = 1e6;
+
+// Display names of a dense wait index (DESIGN.md §2): PostgreSQL's own
+// names, 'Unreported'/<call>, and '<class>'/'other' for ids PG 15 does not
+// define (e.g. extension LWLock tranches).
+static void index_names(uint16 idx, const char **type, const char **name) {
+    uint8_t cls;
+    uint16_t ev;
+    bool other;
+    if (!wait_index_decode(idx, &cls, &ev, &other) || cls == 0xFF) {
+        *type = "Other";
+        *name = "other";
+        return;
+    }
+    const WaitClassInfo *c = wait_class_by_id(cls);
+    if (cls == kClassCPU) {
+        *type = "CPU";
+        *name = "CPU";
+    } else if (other) {
+        *type = c ? c->name : "Other";
+        *name = "other";
+    } else if (cls == kClassUnreported) {
+        *type = "Unreported";
+        *name = blocking_call_name(static_cast<BlockingCall>(ev));
+    } else {
+        uint32 info = wait_info_make(cls, ev);
+        *type = pgstat_get_wait_event_type(info);
+        *name = pgstat_get_wait_event(info);
+    }
+}
+
+static EventCounters *snapshot_events() {
+    uint16 n = wait_index_count();
+    EventCounters *ev = static_cast<EventCounters *>(palloc0(sizeof(EventCounters) * kMaxWaitIndex));
+    timing_shared->events.snapshot(ev, n);
+    return ev;
+}
+
+static void require_timing_shmem() {
+    require_preloaded();
+    if (timing_shared == nullptr) elog(ERROR, "pg_stat_waits: timing shared memory is missing");
+}
+
+static int compare_rows(const void *a, const void *b) {
+    const QueryRow *x = static_cast<const QueryRow *>(a), *y = static_cast<const QueryRow *>(b);
+    if (x->key.queryid != y->key.queryid) return x->key.queryid < y->key.queryid ? -1 : 1;
+    if (x->key.datid != y->key.datid) return x->key.datid < y->key.datid ? -1 : 1;
+    if (x->key.userid != y->key.userid) return x->key.userid < y->key.userid ? -1 : 1;
+    if (x->key.index != y->key.index) return x->key.index < y->key.index ? -1 : 1;
+    return 0;
+}
+
+static bool same_statement(const QueryKey &a, const QueryKey &b) {
+    return a.queryid == b.queryid && a.datid == b.datid && a.userid == b.userid;
+}
+
+}  // namespace psw
+
+Datum pg_stat_waits_internal(PG_FUNCTION_ARGS) {
+    return psw::sql_entry("pg_stat_waits", [&]() -> Datum {
+        psw::require_timing_shmem();
+        InitMaterializedSRF(fcinfo, 0);
+        ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+        psw::EventCounters *ev = psw::snapshot_events();
+        uint16 n = psw::wait_index_count();
+        for (uint16 i = 0; i < n; i++) {
+            if (ev[i].calls == 0) continue;
+            const char *type, *name;
+            psw::index_names(i, &type, &name);
+            Datum v[6];
+            bool nulls[6] = {false, false, false, false, false, false};
+            v[0] = CStringGetTextDatum(type);
+            v[1] = CStringGetTextDatum(name);
+            v[2] = Int64GetDatum(static_cast<int64>(ev[i].calls));
+            v[3] = Float8GetDatum(static_cast<double>(ev[i].total_ns) / psw::kNsPerMs);
+            v[4] = Float8GetDatum(static_cast<double>(ev[i].total_ns) / static_cast<double>(ev[i].calls) /
+                                  psw::kNsPerMs);
+            v[5] = Float8GetDatum(static_cast<double>(ev[i].max_ns) / psw::kNsPerMs);
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+        }
+        return static_cast<Datum>(0);
+    });
+}
+
+Datum pg_stat_waits_queries_internal(PG_FUNCTION_ARGS) {
+    return psw::sql_entry("pg_stat_waits_queries", [&]() -> Datum {
+        psw::require_timing_shmem();
+        InitMaterializedSRF(fcinfo, 0);
+        ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+        psw::QueryTable *qt = psw::timing_query_table();
+        psw::QueryRow *rows = static_cast<psw::QueryRow *>(palloc(sizeof(psw::QueryRow) * qt->capacity));
+        uint32 nrows = 0;
+        qt->for_each([&](const psw::QueryRow &r) {
+            if (nrows < qt->capacity) rows[nrows++] = r;
+        });
+        qsort(rows, nrows, sizeof(psw::QueryRow), psw::compare_rows);
+        // Merge duplicates of a key (a writer that raced a claim inserts again).
+        uint32 m = 0;
+        for (uint32 i = 0; i < nrows; i++) {
+            if (m > 0 && psw::compare_rows(&rows[m - 1], &rows[i]) == 0) {
+                rows[m - 1].calls += rows[i].calls;
+                rows[m - 1].total_ns += rows[i].total_ns;
+            } else {
+                rows[m++] = rows[i];
+            }
+        }
+        const uint16 cpu = psw::wait_index(0);
+        uint32 g = 0;
+        while (g < m) {
+            uint32 end = g;
+            uint64 waits_ns = 0;
+            while (end < m && psw::same_statement(rows[g].key, rows[end].key)) {
+                if (rows[end].key.index != cpu) waits_ns += rows[end].total_ns;
+                end++;
+            }
+            bool visible = psw::can_see_queries_of(rows[g].key.userid);
+            for (uint32 i = g; i < end; i++) {
+                const psw::QueryRow &r = rows[i];
+                Datum v[7];
+                bool nulls[7] = {false, false, false, false, false, false, false};
+                v[0] = Int64GetDatum(static_cast<int64>(r.key.queryid));
+                nulls[0] = !visible;
+                v[1] = ObjectIdGetDatum(r.key.datid);
+                nulls[1] = r.key.datid == InvalidOid;
+                v[2] = ObjectIdGetDatum(r.key.userid);
+                nulls[2] = r.key.userid == InvalidOid;
+                const char *type, *name;
+                psw::index_names(r.key.index, &type, &name);
+                v[3] = CStringGetTextDatum(type);
+                v[4] = CStringGetTextDatum(name);
+                v[5] = Int64GetDatum(static_cast<int64>(r.calls));
+                uint64 ns = r.total_ns;
+                // CPU = elapsed - waits; waits of a statement still running
+                // may already be flushed while its elapsed time is not.
+                if (r.key.index == cpu) ns = ns > waits_ns ? ns - waits_ns : 0;
+                v[6] = Float8GetDatum(static_cast<double>(ns) / psw::kNsPerMs);
+                tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+            }
+            g = end;
+        }
+        pfree(rows);
+        return static_cast<Datum>(0);
+    });
+}
+
+Datum pg_stat_waits_histogram(PG_FUNCTION_ARGS) {
+    return psw::sql_entry("pg_stat_waits_histogram", [&]() -> Datum {
+        psw::require_timing_shmem();
+        char *want_type = text_to_cstring(PG_GETARG_TEXT_PP(0));
+        char *want_name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+        uint16 n = psw::wait_index_count();
+        int found = -1;
+        for (uint16 i = 0; i < n && found < 0; i++) {
+            const char *type, *name;
+            psw::index_names(i, &type, &name);
+            if (strcmp(type, want_type) == 0 && strcmp(name, want_name) == 0) found = i;
+        }
+        if (found < 0)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("unknown wait event \"%s\"/\"%s\"", want_type, want_name),
+                            errhint("Use the wait_event_type and wait_event names shown by pg_stat_waits.")));
+        InitMaterializedSRF(fcinfo, 0);
+        ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+        psw::EventCounters *ev = psw::snapshot_events();
+        for (int b = 0; b < psw::kHistBuckets; b++) {
+            double lo, hi;
+            psw::hist_bucket_bounds_ns(b, &lo, &hi);
+            Datum v[3];
+            bool nulls[3] = {false, false, false};
+            v[0] = Float8GetDatum(lo / psw::kNsPerMs);
+            v[1] = Float8GetDatum(hi / psw::kNsPerMs);
+            v[2] = Int64GetDatum(static_cast<int64>(ev[found].hist[b]));
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+        }
+        return static_cast<Datum>(0);
+    });
+}
+
+Datum pg_stat_waits_timing_info(PG_FUNCTION_ARGS) {
+    return psw::sql_entry("pg_stat_waits_timing_info", [&]() -> Datum {
+        psw::require_timing_shmem();
+        TupleDesc desc;
+        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+            elog(ERROR, "pg_stat_waits_timing_info: return type must be a row type");
+        desc = BlessTupleDesc(desc);
+        psw::QueryTable *qt = psw::timing_query_table();
+        Datum v[4];
+        bool nulls[4] = {false, false, false, false};
+        v[3] = CStringGetTextDatum(psw::timing_clock_name());
+        v[0] = Int32GetDatum(static_cast<int32>(qt->used()));
+        v[1] = Int32GetDatum(static_cast<int32>(qt->capacity));
+        v[2] = Int64GetDatum(static_cast<int64>(qt->dropped_count()));
+        return HeapTupleGetDatum(heap_form_tuple(desc, v, nulls));
+    });
+}
+
+Datum pg_stat_waits_bench_wrapper(PG_FUNCTION_ARGS) {
+    return psw::sql_entry("pg_stat_waits_bench_wrapper", [&]() -> Datum {
+        psw::require_timing_shmem();
+        char *mode = text_to_cstring(PG_GETARG_TEXT_PP(0));
+        int64 n = PG_GETARG_INT64(1);
+        int m = 0;
+        if (strcmp(mode, "direct") == 0)
+            m = 0;
+        else if (strcmp(mode, "off") == 0)
+            m = 1;
+        else if (strcmp(mode, "on") == 0)
+            m = 2;
+        else if (strcmp(mode, "clock") == 0)
+            m = 3;
+        else if (strcmp(mode, "noop_direct") == 0)
+            m = 4;
+        else if (strcmp(mode, "noop_off") == 0)
+            m = 5;
+        else if (strcmp(mode, "noop_on") == 0)
+            m = 6;
+        else
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("mode must be direct, off, on, clock, noop_direct, noop_off or noop_on, not \"%s\"", mode)));
+        if (n < 1 || n > 1000000000)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("n must be between 1 and 1e9")));
+        PG_RETURN_FLOAT8(psw::timing_bench_wrapper_ns(m, n));
+    });
+}

@@ -1,0 +1,52 @@
+// Exact timing (DESIGN.md §4): blocking-call wrappers installed in the
+// executable's GOT at preload, backend-local accumulators, shared tables.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+
+#include "shared_state.h"
+#include "../core/timing_stats.h"
+
+namespace psw {
+
+extern const ShmemPart timing_part;
+
+// Shared timing tables (nullptr until shared memory exists).
+struct TimingShared {
+    SharedEvents events;
+    // QueryTable follows at query_table_offset().
+};
+extern TimingShared *timing_shared;
+QueryTable *timing_query_table();
+
+// Preload (postmaster only, from start_features): patch the GOT.
+void timing_install();
+
+// Statement boundaries from query_hooks.cpp: a top-level statement starts /
+// ends (its commit included). Cheap no-ops when timing is off.
+void timing_statement_start(uint64 queryid);
+void timing_statement_end();
+
+// --- for the lead to wire up ---
+// Clears the shared timing tables (pg_stat_waits_reset()).
+void timing_reset();
+// Persistence inside pg_stat/pg_stat_waits.stat: timing_save writes one
+// self-describing block (magic, format version, sizes) at the current file
+// position; timing_load reads such a block and merges it into the (fresh)
+// tables. Both return false on I/O error or a block from another format;
+// after a false load the caller should discard the rest of the file.
+bool timing_save(FILE *f);
+bool timing_load(FILE *f);
+
+// The clock of exact timing (ns, CLOCK_MONOTONIC base; RDTSC-based where
+// the TSC is invariant), the same in every process.
+int64 timing_now_ns();
+const char *timing_clock_name();  // "tsc" or "clock_gettime"
+
+// Benchmark support (pg_stat_waits_bench_wrapper): ns per call of a cheap
+// interposed call (fsync(-1)) made directly, through the wrapper with timing
+// off, and with timing on.
+double timing_bench_wrapper_ns(int mode, int64 n);
+
+}  // namespace psw

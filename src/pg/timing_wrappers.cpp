@@ -1,0 +1,364 @@
+// The blocking-call wrappers of exact timing and the backend-local side:
+// accumulate, flush, time statements.
+//
+// Hot path with timing off: one load of psw::guc_timing, one predictable
+// branch, a tail call through the saved original. With timing on: read
+// *my_wait_event_info, two CLOCK_MONOTONIC readings (vDSO, no syscall) around
+// the real call, plain adds into this process's LocalTiming. No lock, no
+// allocation, no syscall besides the clock; errno is preserved.
+#include <poll.h>
+#include <semaphore.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include <cerrno>
+#include <string>
+
+// C++ library headers before PostgreSQL's (port.h redefines *printf).
+#include "../core/got_patch.h"
+#include "../core/tsc_clock.h"
+
+#include "gucs.h"
+#include "query_hooks.h"
+#include "timing.h"
+#include "../core/wait_catalog.h"
+
+namespace psw {
+
+TimingShared *timing_shared = nullptr;
+static uint32 interposed_mask_at_preload = 0;
+
+// ---- backend-local state (each process has its own copy after fork) -----
+
+static LocalTiming local_timing;
+static int64 last_flush_ns = 0;
+static bool exit_hook_registered = false;
+static BackendSlot *live_slot = nullptr;
+// The statement being timed (top level, client and background backends).
+static bool stmt_open = false;
+static int64 stmt_start_ns = 0;
+static uint64 stmt_queryid = 0;
+static Oid stmt_userid = InvalidOid;
+// Whom the q_* part of local_timing belongs to.
+static uint64 pending_queryid = 0;
+static Oid pending_userid = InvalidOid;
+
+static constexpr int64 kFlushIntervalNs = 1000000000;  // at least once a second
+
+// Calibrated once in the postmaster (timing_install), inherited by every
+// child: one time base for all processes. Falls back to clock_gettime.
+static TscClock tsc_clock = {false, 0, 0, 0};
+
+static inline int64 now_ns() { return tsc_clock_ns(tsc_clock); }
+
+int64 timing_now_ns() { return now_ns(); }
+const char *timing_clock_name() { return tsc_clock.usable ? "tsc" : "clock_gettime"; }
+
+static void flush(int64 now) {
+    last_flush_ns = now;
+    if (!local_timing.pending()) return;
+    TimingShared *ts = timing_shared;
+    if (ts == nullptr) {
+        local_timing.drain([](uint16_t, const EventCounters &, uint64_t, uint64_t) {});
+        return;
+    }
+    QueryTable *qt = timing_query_table();
+    const uint64 qid = pending_queryid;
+    const Oid dbid = MyDatabaseId;
+    const Oid userid = pending_userid;
+    ts->events.begin();
+    local_timing.drain([&](uint16_t idx, const EventCounters &c, uint64_t qcalls, uint64_t qns) {
+        ts->events.add(idx, c);
+        if (qcalls != 0 && qid != 0) qt->add(QueryKey{qid, dbid, userid, idx}, qcalls, qns);
+    });
+    ts->events.end();
+}
+
+// on_shmem_exit runs before ProcKill (registered earlier, run later), while
+// MyProc and shared memory are still there: nothing accumulated is lost.
+static void flush_at_exit(int, Datum) {
+    timing_statement_end();
+    flush(now_ns());
+}
+
+static void register_exit_hook() {
+    exit_hook_registered = true;
+    if (!proc_exit_inprogress) on_shmem_exit(flush_at_exit, 0);
+}
+
+static inline BackendSlot *my_live_slot() {
+    if (live_slot == nullptr && shared != nullptr && MyProc != nullptr) {
+        int procno = MyProc->pgprocno;
+        if (procno >= 0 && static_cast<uint32>(procno) < shared->num_slots) live_slot = &shared->slots[procno];
+    }
+    return live_slot;
+}
+
+// Before the real call: publish the wait's start; flush what is pending
+// when the process is about to sleep idle (so an idle backend's counters
+// are never held back) or a second has passed.
+static inline int64 begin_call(uint32 info) {
+    int64 t0 = now_ns();
+    if (local_timing.pending() &&
+        (info == WAIT_EVENT_CLIENT_READ || (info & 0xFF000000U) == PG_WAIT_ACTIVITY ||
+         t0 - last_flush_ns >= kFlushIntervalNs))
+        flush(t0);
+    BackendSlot *s = my_live_slot();
+    if (s != nullptr) {
+        *reinterpret_cast<volatile uint32 *>(&s->wait_start_info) = info;
+        __atomic_store_n(&s->wait_start_ns, t0, __ATOMIC_RELEASE);
+    }
+    return t0;
+}
+
+static inline void end_call(BlockingCall call, uint32 info, int64 t0) {
+    int64 t1 = now_ns();
+    if (live_slot != nullptr) __atomic_store_n(&live_slot->wait_start_ns, 0, __ATOMIC_RELEASE);
+    if (__builtin_expect(!exit_hook_registered, 0)) register_exit_hook();
+    // Waits inside a timed statement are attributed to the statement being
+    // executed (nested under track = all); parallel workers run their
+    // leader's statement.
+    uint64 qid = 0;
+    if (stmt_open) {
+        qid = current_queryid();
+        if (qid == 0) qid = stmt_queryid;  // utility id hidden (see timing_statement_start)
+    } else if (IsParallelWorker()) {
+        qid = current_queryid();
+    }
+    if (qid != pending_queryid) {
+        flush(t1);
+        pending_queryid = qid;
+        pending_userid = stmt_open ? stmt_userid : (qid != 0 ? GetUserId() : InvalidOid);
+    }
+    uint16_t idx = info != 0 ? wait_index(info) : unreported_index(call);
+    local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
+    if (t1 - last_flush_ns >= kFlushIntervalNs) flush(t1);
+}
+
+// One wrapper per interposed call, generated from its signature.
+template <BlockingCall C, typename Sig>
+struct Wrapper;
+
+template <BlockingCall C, typename R, typename... A>
+struct Wrapper<C, R(A...)> {
+    static R (*real)(A...);
+
+    static R call(A... a) {
+        if (__builtin_expect(!guc_timing, 1)) return real(a...);
+        return timed(a...);
+    }
+
+    __attribute__((noinline)) static R timed(A... a) {
+        if (MyProc == nullptr || my_wait_event_info == nullptr) return real(a...);  // postmaster, logger
+        uint32 info = *static_cast<volatile uint32 *>(my_wait_event_info);
+        int64 t0 = begin_call(info);
+        R r = real(a...);
+        int saved_errno = errno;
+        end_call(C, info, t0);
+        errno = saved_errno;
+        return r;
+    }
+};
+
+template <BlockingCall C, typename R, typename... A>
+R (*Wrapper<C, R(A...)>::real)(A...) = nullptr;
+
+using W_epoll_wait = Wrapper<kCallEpollWait, int(int, struct epoll_event *, int, int)>;
+using W_sem_wait = Wrapper<kCallSemWait, int(sem_t *)>;
+using W_pread = Wrapper<kCallPread, ssize_t(int, void *, size_t, off_t)>;
+using W_pwrite = Wrapper<kCallPwrite, ssize_t(int, const void *, size_t, off_t)>;
+using W_pwritev = Wrapper<kCallPwritev, ssize_t(int, const struct iovec *, int, off_t)>;
+using W_preadv = Wrapper<kCallPreadv, ssize_t(int, const struct iovec *, int, off_t)>;
+using W_fsync = Wrapper<kCallFsync, int(int)>;
+using W_fdatasync = Wrapper<kCallFdatasync, int(int)>;
+using W_sync_file_range = Wrapper<kCallSyncFileRange, int(int, off64_t, off64_t, unsigned int)>;
+using W_posix_fallocate = Wrapper<kCallPosixFallocate, int(int, off_t, off_t)>;
+using W_ftruncate = Wrapper<kCallFtruncate, int(int, off_t)>;
+using W_select = Wrapper<kCallSelect, int(int, fd_set *, fd_set *, fd_set *, struct timeval *)>;
+using W_recv = Wrapper<kCallRecv, ssize_t(int, void *, size_t, int)>;
+using W_send = Wrapper<kCallSend, ssize_t(int, const void *, size_t, int)>;
+using W_poll = Wrapper<kCallPoll, int(struct pollfd *, nfds_t, int)>;
+using W_nanosleep = Wrapper<kCallNanosleep, int(const struct timespec *, struct timespec *)>;
+
+template <typename W>
+static GotPatch patch_of(BlockingCall c) {
+    return GotPatch{blocking_call_name(c), reinterpret_cast<void *>(&W::call),
+                    reinterpret_cast<void **>(&W::real), false};
+}
+
+// ---- preload ----------------------------------------------------------------
+
+void timing_install() {
+    static bool installed = false;  // never twice
+    if (installed || IsUnderPostmaster) return;
+    installed = true;
+    GotPatch patches[kBlockingCallCount] = {
+        patch_of<W_epoll_wait>(kCallEpollWait),
+        patch_of<W_sem_wait>(kCallSemWait),
+        patch_of<W_pread>(kCallPread),
+        patch_of<W_pwrite>(kCallPwrite),
+        patch_of<W_pwritev>(kCallPwritev),
+        patch_of<W_preadv>(kCallPreadv),
+        patch_of<W_fsync>(kCallFsync),
+        patch_of<W_fdatasync>(kCallFdatasync),
+        patch_of<W_sync_file_range>(kCallSyncFileRange),
+        patch_of<W_posix_fallocate>(kCallPosixFallocate),
+        patch_of<W_ftruncate>(kCallFtruncate),
+        patch_of<W_select>(kCallSelect),
+        patch_of<W_recv>(kCallRecv),
+        patch_of<W_send>(kCallSend),
+        patch_of<W_poll>(kCallPoll),
+        patch_of<W_nanosleep>(kCallNanosleep),
+    };
+    std::string *error = new std::string();  // preload-time only; no ereport below while it lives
+    int n = 0;
+    try {
+        n = got_patch_main_program(patches, kBlockingCallCount, error);
+    } catch (...) {
+        n = 0;
+    }
+    uint32 mask = 0;
+    for (int c = 0; c < kBlockingCallCount; c++)
+        if (patches[c].patched) mask |= 1u << c;
+    interposed_mask_at_preload = mask;
+    // The timed path's clock: RDTSC where the CPU and the kernel vouch for
+    // the TSC (invariant, the kernel's clocksource), else clock_gettime.
+    tsc_calibrate(&tsc_clock, 20);
+    char msg[256];
+    strlcpy(msg, error->c_str(), sizeof(msg));
+    delete error;
+    if (n == 0)
+        ereport(LOG, (errmsg("pg_stat_waits: no blocking call could be interposed; exact timing covers "
+                             "queries only"),
+                      errdetail("%s", msg)));
+}
+
+// ---- shared memory ------------------------------------------------------------
+
+static uint32 query_capacity() { return QueryTable::round_capacity(static_cast<uint32>(guc_profile_max) * 2); }
+static Size query_table_offset() { return MAXALIGN(sizeof(TimingShared)); }
+
+QueryTable *timing_query_table() {
+    return reinterpret_cast<QueryTable *>(reinterpret_cast<char *>(timing_shared) + query_table_offset());
+}
+
+static Size timing_size() { return add_size(query_table_offset(), QueryTable::bytes(query_capacity())); }
+
+static void timing_init(void *ptr, bool found) {
+    timing_shared = static_cast<TimingShared *>(ptr);
+    if (shared != nullptr) shared->interposed_mask = interposed_mask_at_preload;
+    if (found) return;
+    timing_shared->events.init();
+    timing_query_table()->init(query_capacity());
+}
+
+const ShmemPart timing_part = {"pg_stat_waits timing", timing_size, timing_init};
+
+void timing_reset() {
+    if (timing_shared == nullptr) return;
+    timing_shared->events.reset();
+    timing_query_table()->reset();
+}
+
+bool timing_save(FILE *f) {
+    if (timing_shared == nullptr) return false;
+    try {
+        return psw::timing_save(f, timing_shared->events, *timing_query_table(), wait_index_count());
+    } catch (...) {
+        return false;
+    }
+}
+
+bool timing_load(FILE *f) {
+    if (timing_shared == nullptr) return false;
+    try {
+        return psw::timing_load(f, &timing_shared->events, timing_query_table(), wait_index_count());
+    } catch (...) {
+        return false;
+    }
+}
+
+// ---- statements -----------------------------------------------------------------
+
+void timing_statement_start(uint64 queryid) {
+    // pg_stat_statements, loaded after us, zeroes a utility statement's
+    // PlannedStmt.queryId before ProcessUtility reaches our hook: that is
+    // the statement already opened at parse analysis, not a new one.
+    if (queryid == 0 && stmt_open) return;
+    if (stmt_open) timing_statement_end();
+    // Waits so far belong to whatever came before this statement (and are
+    // published even if timing was just turned off).
+    if (local_timing.pending()) flush(now_ns());
+    if (!guc_timing || queryid == 0 || MyProc == nullptr || IsParallelWorker() || timing_shared == nullptr) return;
+    int64 t = now_ns();
+    stmt_open = true;
+    stmt_queryid = queryid;
+    stmt_userid = GetUserId();
+    stmt_start_ns = t;
+    if (!exit_hook_registered) register_exit_hook();
+}
+
+// The statement's elapsed time goes to its (queryid, CPU) entry; the view
+// turns it into the CPU row (elapsed minus the statement's waits).
+void timing_statement_end() {
+    if (!stmt_open) return;
+    stmt_open = false;
+    int64 t = now_ns();
+    flush(t);  // its waits, under its queryid
+    pending_queryid = 0;
+    if (timing_shared != nullptr)
+        timing_query_table()->add(QueryKey{stmt_queryid, MyDatabaseId, stmt_userid, wait_index(0)}, 1,
+                                  static_cast<uint64_t>(t - stmt_start_ns));
+}
+
+// ---- benchmark ------------------------------------------------------------------
+
+// A no-op stand-in for the real call, so the wrapper's own cost can be
+// measured without a syscall's noise. Its own Wrapper instantiation (other
+// signature) keeps the benchmark from touching the fsync wrapper's original.
+__attribute__((noinline)) static int bench_noop(long x) {
+    __asm__ volatile("" ::: "memory");
+    return static_cast<int>(x);
+}
+using W_bench = Wrapper<kCallFsync, int(long)>;
+
+double timing_bench_wrapper_ns(int mode, int64 n) {
+    W_bench::real = &bench_noop;
+    if (W_fsync::real == nullptr) W_fsync::real = &::fsync;  // not interposed: time libc alone
+    bool saved = guc_timing;
+    guc_timing = mode == 2;
+    // CPU time of this process: time lost to other processes on a busy
+    // machine does not count.
+    auto cpu_ns = [] {
+        struct timespec ts;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        return static_cast<int64>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    };
+    int64 t0 = cpu_ns();
+    if (mode == 0) {
+        for (int64 i = 0; i < n; i++) (void)W_fsync::real(-1);
+    } else if (mode == 3) {  // the two clock readings a timed call adds
+        int64 sink = 0;
+        for (int64 i = 0; i < n; i++) sink += now_ns() - now_ns();
+        if (sink == 42) elog(DEBUG5, "unlikely");
+    } else if (mode == 4) {  // no-op called directly (through a pointer, as the GOT would)
+        int (*volatile fn)(long) = W_bench::real;
+        for (int64 i = 0; i < n; i++) (void)fn(-1);
+    } else if (mode == 5 || mode == 6) {  // no-op through the wrapper, timing off / on
+        guc_timing = mode == 6;
+        int (*volatile fn)(long) = &W_bench::call;
+        for (int64 i = 0; i < n; i++) (void)fn(-1);
+    } else {
+        for (int64 i = 0; i < n; i++) (void)W_fsync::call(-1);
+    }
+    int64 t1 = cpu_ns();
+    guc_timing = saved;
+    return n > 0 ? static_cast<double>(t1 - t0) / static_cast<double>(n) : 0.0;
+}
+
+}  // namespace psw

@@ -1,0 +1,36 @@
+-- Exact timing objects: columns and types (DESIGN.md §2), privileges, errors.
+BEGIN;
+SELECT plan(24);
+
+SELECT has_view('pg_stat_waits');
+SELECT columns_are('pg_stat_waits', ARRAY['wait_event_type', 'wait_event', 'calls', 'total_time', 'mean_time', 'max_time']);
+SELECT col_type_is('pg_stat_waits', 'wait_event_type', 'text');
+SELECT col_type_is('pg_stat_waits', 'wait_event', 'text');
+SELECT col_type_is('pg_stat_waits', 'calls', 'bigint');
+SELECT col_type_is('pg_stat_waits', 'total_time', 'double precision');
+SELECT col_type_is('pg_stat_waits', 'mean_time', 'double precision');
+SELECT col_type_is('pg_stat_waits', 'max_time', 'double precision');
+
+SELECT has_view('pg_stat_waits_queries');
+SELECT columns_are('pg_stat_waits_queries', ARRAY['queryid', 'datid', 'usesysid', 'wait_event_type', 'wait_event', 'calls', 'total_time']);
+SELECT col_type_is('pg_stat_waits_queries', 'queryid', 'bigint');
+SELECT col_type_is('pg_stat_waits_queries', 'datid', 'oid');
+SELECT col_type_is('pg_stat_waits_queries', 'usesysid', 'oid');
+SELECT col_type_is('pg_stat_waits_queries', 'calls', 'bigint');
+SELECT col_type_is('pg_stat_waits_queries', 'total_time', 'double precision');
+
+SELECT function_returns('pg_stat_waits_histogram', ARRAY['text', 'text'], 'setof record');
+SELECT is((SELECT count(*) FROM pg_stat_waits_histogram('IO', 'DataFileRead')), 32::bigint, 'histogram has 32 buckets');
+SELECT is((SELECT upper_ms FROM pg_stat_waits_histogram('IO', 'DataFileRead') ORDER BY lower_ms DESC LIMIT 1),
+          'Infinity'::float8, 'last bucket is open-ended');
+SELECT is((SELECT count(*) FROM pg_stat_waits_histogram('Unreported', 'pread')), 32::bigint, 'Unreported/<call> is a name');
+SELECT throws_ok($$SELECT * FROM pg_stat_waits_histogram('IO', 'NoSuchEvent')$$, '22023', NULL, 'unknown event is an error');
+SELECT is((SELECT count(*) FROM pg_stat_waits_histogram(NULL, 'x')), 0::bigint, 'NULL name: empty (strict)');
+
+SELECT ok(has_table_privilege('public', 'pg_stat_waits', 'SELECT'), 'pg_stat_waits readable by everyone');
+SELECT ok(NOT has_function_privilege('public', 'pg_stat_waits_bench_wrapper(text, bigint)', 'EXECUTE'),
+          'benchmark function revoked from PUBLIC');
+SELECT throws_ok($$SET pg_stat_waits.timing = nonsense$$, '22023', NULL, 'bad timing value refused');
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -1,0 +1,214 @@
+#include "timing_stats.h"
+#include "wait_catalog.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+using namespace psw;
+
+TEST(TimingStats, CatalogFitsTheArrays) { EXPECT_LE(wait_index_count(), kMaxWaitIndex); }
+
+TEST(TimingStats, HistogramBucketsAreLog2AndContiguous) {
+    EXPECT_EQ(hist_bucket(0), 0);
+    EXPECT_EQ(hist_bucket(1023), 0);
+    EXPECT_EQ(hist_bucket(1024), 1);
+    EXPECT_EQ(hist_bucket(2047), 1);
+    EXPECT_EQ(hist_bucket(2048), 2);
+    EXPECT_EQ(hist_bucket(~0ULL), kHistBuckets - 1);
+    for (int b = 0; b < kHistBuckets; b++) {
+        double lo, hi;
+        hist_bucket_bounds_ns(b, &lo, &hi);
+        EXPECT_LT(lo, hi);
+        if (b > 0) {
+            EXPECT_EQ(hist_bucket(static_cast<uint64_t>(lo)), b);
+        }
+        if (b < kHistBuckets - 1) {
+            EXPECT_EQ(hist_bucket(static_cast<uint64_t>(hi) - 1), b);
+            double lo2, hi2;
+            hist_bucket_bounds_ns(b + 1, &lo2, &hi2);
+            EXPECT_EQ(hi, lo2);
+        } else {
+            EXPECT_TRUE(std::isinf(hi));
+        }
+    }
+}
+
+TEST(TimingStats, LocalAccumulatesAndDrains) {
+    auto l = std::make_unique<LocalTiming>();
+    *l = LocalTiming{};
+    EXPECT_FALSE(l->pending());
+    l->add(5, 1000, true);
+    l->add(5, 3000, false);
+    l->add(7, 10, true);
+    EXPECT_TRUE(l->pending());
+    int seen = 0;
+    l->drain([&](uint16_t idx, const EventCounters &c, uint64_t qc, uint64_t qns) {
+        seen++;
+        if (idx == 5) {
+            EXPECT_EQ(c.calls, 2u);
+            EXPECT_EQ(c.total_ns, 4000u);
+            EXPECT_EQ(c.max_ns, 3000u);
+            EXPECT_EQ(c.hist[0], 1u);
+            EXPECT_EQ(c.hist[hist_bucket(3000)], 1u);
+            EXPECT_EQ(qc, 1u);
+            EXPECT_EQ(qns, 1000u);
+        } else {
+            EXPECT_EQ(idx, 7);
+            EXPECT_EQ(qc, 1u);
+        }
+    });
+    EXPECT_EQ(seen, 2);
+    EXPECT_FALSE(l->pending());
+    EXPECT_EQ(l->ev[5].calls, 0u);
+    EXPECT_EQ(l->q_ns[5], 0u);
+}
+
+TEST(TimingStats, SharedEventsMergeAndSnapshot) {
+    auto s = std::make_unique<SharedEvents>();
+    s->init();
+    EventCounters a{};
+    a.calls = 2; a.total_ns = 50; a.max_ns = 40; a.hist[0] = 2;
+    EventCounters b{};
+    b.calls = 1; b.total_ns = 5000; b.max_ns = 5000; b.hist[hist_bucket(5000)] = 1;
+    s->begin(); s->add(3, a); s->add(3, b); s->end();
+    std::vector<EventCounters> out(kMaxWaitIndex);
+    ASSERT_TRUE(s->snapshot(out.data(), kMaxWaitIndex));
+    EXPECT_EQ(out[3].calls, 3u);
+    EXPECT_EQ(out[3].total_ns, 5050u);
+    EXPECT_EQ(out[3].max_ns, 5000u);
+    s->reset();
+    ASSERT_TRUE(s->snapshot(out.data(), kMaxWaitIndex));
+    EXPECT_EQ(out[3].calls, 0u);
+    EXPECT_EQ(out[3].max_ns, 0u);
+    // A flush in progress makes readers give up rather than copy a torn state.
+    s->begin();
+    EXPECT_FALSE(s->snapshot(out.data(), kMaxWaitIndex, 3));
+    s->end();
+}
+
+TEST(TimingStats, SnapshotsUnderConcurrentFlushesAreConsistent) {
+    auto s = std::make_unique<SharedEvents>();
+    s->init();
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> writers;
+    for (int t = 0; t < 3; t++)
+        writers.emplace_back([&] {
+            EventCounters c{};
+            c.calls = 1; c.total_ns = 2000; c.max_ns = 2000; c.hist[hist_bucket(2000)] = 1;
+            while (!stop.load()) { s->begin(); s->add(9, c); s->end(); }
+        });
+    std::vector<EventCounters> out(kMaxWaitIndex);
+    int consistent = 0;
+    for (int i = 0; i < 2000; i++) {
+        if (!s->snapshot(out.data(), 16, 1000)) continue;
+        consistent++;
+        uint64_t sum = 0;
+        for (int b = 0; b < kHistBuckets; b++) sum += out[9].hist[b];
+        ASSERT_EQ(sum, out[9].calls);
+        ASSERT_EQ(out[9].total_ns, out[9].calls * 2000);
+    }
+    stop = true;
+    for (auto &w : writers) w.join();
+    EXPECT_GT(consistent, 0);
+}
+
+struct TableMem {
+    explicit TableMem(uint32_t cap) : mem(QueryTable::bytes(cap) / 8 + 1) {
+        t = reinterpret_cast<QueryTable *>(mem.data());
+        t->init(cap);
+    }
+    std::vector<uint64_t> mem;
+    QueryTable *t;
+};
+
+std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint16_t>, std::pair<uint64_t, uint64_t>> rows(const QueryTable &t) {
+    std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint16_t>, std::pair<uint64_t, uint64_t>> m;
+    t.for_each([&](const QueryRow &r) {
+        auto &v = m[{r.key.queryid, r.key.datid, r.key.userid, r.key.index}];
+        v.first += r.calls;
+        v.second += r.total_ns;
+    });
+    return m;
+}
+
+TEST(QueryTable, AddsAggregatesCountsOverflowAndResets) {
+    TableMem m(16);
+    QueryKey k1{111, 5, 10, 3}, k2{111, 5, 10, 4};
+    EXPECT_TRUE(m.t->add(k1, 1, 100));
+    EXPECT_TRUE(m.t->add(k1, 2, 50));
+    EXPECT_TRUE(m.t->add(k2, 1, 7));
+    auto r = rows(*m.t);
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[std::make_tuple(111ULL, 5u, 10u, uint16_t(3))], std::make_pair(uint64_t(3), uint64_t(150)));
+    for (uint64_t q = 1000; q < 1020; q++) m.t->add(QueryKey{q, 1, 1, 1}, 1, 1);
+    EXPECT_EQ(m.t->used(), 16u);
+    EXPECT_EQ(m.t->dropped_count(), 6u);  // 22 keys, 16 slots
+    m.t->reset();
+    EXPECT_EQ(m.t->used(), 0u);
+    EXPECT_EQ(m.t->dropped_count(), 0u);
+    EXPECT_TRUE(m.t->add(k1, 1, 1));  // stale slots are reusable
+    EXPECT_EQ(rows(*m.t).size(), 1u);
+}
+
+TEST(QueryTable, ConcurrentWritersLoseNothing) {
+    TableMem m(1024);
+    std::vector<std::thread> th;
+    for (int t = 0; t < 4; t++)
+        th.emplace_back([&] {
+            for (int i = 0; i < 20000; i++) m.t->add(QueryKey{static_cast<uint64_t>(i % 50), 1, 2, 3}, 1, 10);
+        });
+    for (auto &x : th) x.join();
+    auto r = rows(*m.t);
+    EXPECT_EQ(r.size(), 50u);
+    uint64_t calls = 0;
+    for (auto &kv : r) calls += kv.second.first;
+    EXPECT_EQ(calls, 80000u);
+    EXPECT_EQ(m.t->dropped_count(), 0u);
+}
+
+TEST(TimingPersistence, SaveLoadRoundTripAndRefusesForeignData) {
+    auto s = std::make_unique<SharedEvents>();
+    s->init();
+    EventCounters c{};
+    c.calls = 4; c.total_ns = 4000; c.max_ns = 1500; c.hist[0] = 2; c.hist[1] = 2;
+    s->begin(); s->add(12, c); s->end();
+    TableMem m(64);
+    m.t->add(QueryKey{77, 1, 2, 12}, 4, 4000);
+    FILE *f = std::tmpfile();
+    ASSERT_NE(f, nullptr);
+    ASSERT_TRUE(timing_save(f, *s, *m.t, wait_index_count()));
+    std::rewind(f);
+
+    auto s2 = std::make_unique<SharedEvents>();
+    s2->init();
+    TableMem m2(64);
+    ASSERT_TRUE(timing_load(f, s2.get(), m2.t, wait_index_count()));
+    std::vector<EventCounters> out(kMaxWaitIndex);
+    s2->snapshot(out.data(), kMaxWaitIndex);
+    EXPECT_EQ(out[12].calls, 4u);
+    EXPECT_EQ(out[12].max_ns, 1500u);
+    EXPECT_EQ(out[12].hist[1], 2u);
+    EXPECT_EQ(rows(*m2.t)[std::make_tuple(77ULL, 1u, 2u, uint16_t(12))], std::make_pair(uint64_t(4), uint64_t(4000)));
+
+    std::rewind(f);  // a build with another catalog refuses the block
+    auto s3 = std::make_unique<SharedEvents>();
+    s3->init();
+    EXPECT_FALSE(timing_load(f, s3.get(), m2.t, static_cast<uint16_t>(wait_index_count() - 1)));
+    std::rewind(f);
+    std::fputs("garbage", f);
+    std::rewind(f);
+    EXPECT_FALSE(timing_load(f, s3.get(), m2.t, wait_index_count()));
+    std::fclose(f);
+}
+
+}  // namespace
