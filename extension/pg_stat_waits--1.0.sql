@@ -104,6 +104,7 @@ CREATE FUNCTION pg_stat_waits_timing_info(
 -- Superuser only; with 'on' it adds Unreported/fsync calls to the counters.
 CREATE FUNCTION pg_stat_waits_bench_wrapper(mode text, n bigint) RETURNS float8
     LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'pg_stat_waits_bench_wrapper';
 REVOKE ALL ON FUNCTION pg_stat_waits_bench_wrapper(text, bigint) FROM PUBLIC;
 

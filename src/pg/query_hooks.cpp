@@ -30,6 +30,10 @@ static BackendSlot *my_slot = nullptr;
 static SlotData local;
 static bool top_is_fetch = false;     // top-level statement is FETCH/MOVE
 static bool top_ends_block = false;   // top-level statement is COMMIT/ROLLBACK/PREPARE
+// Id of a utility statement seen by parse analysis and not yet executed.
+// pg_stat_statements, when loaded after us, zeroes PlannedStmt.queryId of
+// utility statements before our ProcessUtility hook runs; this keeps the id.
+static uint64 parsed_utility_id = 0;
 
 unsigned long long current_queryid() { return local.queryid; }
 unsigned long long current_top_queryid() { return local.top_queryid; }
@@ -91,6 +95,7 @@ static void post_parse_analyze(ParseState *pstate, Query *query, JumbleState *js
     if (nesting_level == 0 && query->queryId != 0 && shared) {
         top_is_fetch = false;
         top_ends_block = false;
+        parsed_utility_id = query->commandType == CMD_UTILITY ? query->queryId : 0;
         statement_start(query->queryId);
     }
 }
@@ -195,7 +200,9 @@ static void process_utility(PlannedStmt *pstmt, const char *query_string, bool r
         Node *stmt = pstmt->utilityStmt;
         top_is_fetch = IsA(stmt, FetchStmt);
         top_ends_block = ends_transaction_block(stmt);
-        statement_start(pstmt->queryId);
+        uint64 id = pstmt->queryId != 0 ? pstmt->queryId : parsed_utility_id;
+        parsed_utility_id = 0;
+        statement_start(id);
     }
     int saved_level = nesting_level;
     nesting_level = saved_level + 1;
