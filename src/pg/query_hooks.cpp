@@ -43,9 +43,9 @@ static BackendSlot *slot() {
         int procno = PSW_MY_PROCNO;
         if (procno < 0 || static_cast<uint32>(procno) >= shared->num_slots) return nullptr;
         my_slot = &shared->slots[procno];
-        memset(&local, 0, sizeof(local));
+        // Called from the first publish(): `local` already holds what the
+        // caller is publishing; only the owner pid is new.
         local.pid = MyProcPid;
-        local.state = kStateIdle;
         my_slot->pub.write([](SlotData &d) { d = local; });
     }
     return my_slot;

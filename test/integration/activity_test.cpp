@@ -163,4 +163,22 @@ TEST_F(Activity, CaughtErrorsAndSavepointsKeepIdsRight) {
     EXPECT_EQ(activity_of(pid)["state"].as<std::string>(), "idle");
 }
 
+// The very first statement of a new session is attributed like any other.
+TEST_F(Activity, FirstStatementOfASessionIsAttributed) {
+    auto session = connect();
+    Background first(*session, "SELECT pg_sleep(0.8), 'psw-first-statement'");
+    std::optional<int> sleeper;
+    ASSERT_TRUE(wait_until([&] {
+        sleeper = scalar<int>(*admin, "SELECT pid FROM pg_stat_activity WHERE query LIKE '%psw-first-statement%' "
+                                      "AND pid <> pg_backend_pid() AND wait_event = 'PgSleep'");
+        return sleeper.has_value();
+    }));
+    pqxx::row row = activity_of(*sleeper);
+    auto id = scalar<long long>(*admin, "SELECT query_id FROM pg_stat_activity WHERE pid = " + std::to_string(*sleeper));
+    EXPECT_EQ(row["state"].as<std::string>(), "active");
+    ASSERT_FALSE(row["queryid"].is_null()) << "first statement of a session lost its queryid";
+    EXPECT_EQ(row["queryid"].as<long long>(), *id);
+    first.join();
+}
+
 }  // namespace

@@ -29,7 +29,20 @@ TEST(Churn, SlotsFollowConnectionsOpeningAndClosing) {
     auto admin = connect();
     exec(*admin, "CREATE EXTENSION IF NOT EXISTS pg_stat_waits");
 
-    std::atomic<long> opened{0}, failures{0};
+    std::atomic<long> opened{0}, failures{0}, markers{0};
+    std::atomic<long long> marker_id{0};
+    const std::string kMarker =
+        "SELECT queryid, 'psw-churn-marker' FROM pg_stat_waits_activity WHERE pid = pg_backend_pid()";
+    const bool timing = scalar<std::string>(*admin, "SELECT array_length(interposed, 1) > 0 FROM pg_stat_waits_status")
+                            .value_or("f") == "t";
+    // The marker's id (this session has timing off, so this run is not counted).
+    marker_id = exec(*admin, kMarker)[0][0].as<long long>();
+    auto count_markers = [&] {
+        return scalar<long>(*admin, "SELECT coalesce(sum(calls), 0) FROM pg_stat_waits_queries WHERE queryid = " +
+                                        std::to_string(marker_id.load()) + " AND wait_event_type = 'CPU'")
+            .value_or(-1);
+    };
+    const long before = timing ? count_markers() : 0;
     std::atomic<bool> stop{false};
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; t++) {
@@ -39,8 +52,12 @@ TEST(Churn, SlotsFollowConnectionsOpeningAndClosing) {
             size_t next = 0;
             while (!stop) {
                 try {
-                    auto c = connect("application_name=psw_churn");
-                    if (opened++ % 3 == 0) exec(*c, "SELECT count(*) FROM pg_stat_waits_activity");
+                    auto c = connect("application_name=psw_churn options='-c pg_stat_waits.timing=on'");
+                    opened++;
+                    // Every connection runs the marker once: its executions
+                    // must all be counted once the connections are gone.
+                    exec(*c, kMarker);
+                    markers++;
                     if (held.size() < share) {
                         held.push_back(std::move(c));
                     } else {
@@ -83,6 +100,14 @@ TEST(Churn, SlotsFollowConnectionsOpeningAndClosing) {
     std::set<int> ours = pids(*admin, "SELECT pid FROM pg_stat_waits_activity");
     std::set<int> theirs = pids(*admin, "SELECT pid FROM pg_stat_activity");
     EXPECT_EQ(ours, theirs);
+
+    // No counter lost: exact timing counted every marker statement, each
+    // flushed by its backend at statement end or exit.
+    if (timing) {
+        const long counted = count_markers() - before;
+        EXPECT_EQ(counted, markers.load()) << "statements counted by exact timing";
+        std::printf("churn: %ld marker statements run, %ld counted by exact timing\n", markers.load(), counted);
+    }
     RecordProperty("connections_opened", static_cast<int>(opened.load()));
     std::printf("churn: %ld connections opened, %ld view checks, %d seconds\n", opened.load(), checks, seconds);
 }
