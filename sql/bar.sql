@@ -1,5 +1,7 @@
 -- pg_stat_waits_bar: psql bars in eighths of a cell.
+SET client_min_messages = warning;  -- same output whether or not an earlier test created it
 CREATE EXTENSION IF NOT EXISTS pg_stat_waits;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 SELECT f, pg_stat_waits_bar(f, 4) AS bar, length(pg_stat_waits_bar(f, 4)) AS cells
