@@ -173,6 +173,9 @@ TEST(Html, SectionsAndUnavailableObjects) {
     d.timeline = {{1000, "CPU", 1.5}, {1060, "Lock", 0.5}};
     d.bucket_s = 60;
     d.now_epoch = 1060;
+    d.sessions_av.available = true;
+    d.sessions_now = {{"Lock", "transactionid", 3, 0}, {"CPU", "CPU", 1, 0}};
+    d.processes = 9;
     d.top_av.missing_object = "pg_stat_waits_top";  // not available
     d.exact_av.missing_object = "pg_stat_waits";
     d.sampled_queries_av.available = true;
@@ -181,7 +184,9 @@ TEST(Html, SectionsAndUnavailableObjects) {
     d.exact_queries_av.error = "boom";
     d.histogram_av.missing_object = "pg_stat_waits_histogram";
     std::string html = render_report_html(d);
-    for (const char *id : {"timeline", "top", "exact", "queries", "histograms", "status"})
+    EXPECT_NE(html.find("4 active of 9 processes"), std::string::npos);
+    EXPECT_EQ(count(html, "<rect class=\"bar\" data-type=\"Lock\""), 1u);
+    for (const char *id : {"sessions", "timeline", "top", "exact", "queries", "histograms", "status"})
         EXPECT_NE(html.find(std::string("<section id=\"") + id + "\">"), std::string::npos) << id;
     EXPECT_EQ(count(html, kNotAvailable), 3u);
     EXPECT_EQ(count(html, "<polygon class=\"area\""), 2u);

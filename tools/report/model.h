@@ -77,6 +77,11 @@ struct ReportData {
     double since_s = 3600;
     double bucket_s = 60;
 
+    // Non-idle processes at the time of the report, by wait event.
+    Availability sessions_av;
+    std::vector<TopEvent> sessions_now;  // samples = number of sessions
+    int processes = 0;
+
     Availability timeline_av;
     std::vector<TimelinePoint> timeline;
 

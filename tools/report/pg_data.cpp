@@ -172,6 +172,19 @@ ReportData Server::read_report(const Options &o) {
             }
         });
 
+    if (want(*this, d.sessions_av, "pg_stat_waits_activity"))
+        guard(d.sessions_av, [&] {
+            pqxx::result r = run(c, "SELECT wait_event_type, wait_event, count(*) FILTER (WHERE pid <> pg_backend_pid() "
+                                    "AND coalesce(state, '') <> 'idle' AND wait_event_type IS DISTINCT FROM 'Activity' "
+                                    "AND (backend_type = 'client backend' OR coalesce(state, '') <> '' OR wait_event_type IN "
+                                    "('CPU', 'IO', 'Lock', 'LWLock'))), sum(count(*)) OVER () FROM " +
+                                        qualified("pg_stat_waits_activity") + " GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2");
+            for (const auto &row : r) {
+                d.processes = static_cast<int>(i64(row[3]));
+                if (i64(row[2]) > 0) d.sessions_now.push_back({str(row[0]), str(row[1]), i64(row[2]), 0});
+            }
+        });
+
     if (want(*this, d.timeline_av, "pg_stat_waits_timeline"))
         guard(d.timeline_av, [&] {
             const std::string bucket = c.quote(interval_literal(d.bucket_s)) + "::interval";

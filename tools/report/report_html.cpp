@@ -92,6 +92,20 @@ std::string render_report_html(const ReportData &d) {
          esc(d.server_version) + "), generated " + esc(d.generated_at) + ", window: last " +
          esc(format_duration(d.since_s)) + "</p>\n";
 
+    // 0. Sessions now (pg_stat_waits_activity).
+    {
+        std::string body = unavailable(d.sessions_av);
+        if (body.empty()) {
+            int active = 0;
+            for (const auto &r : d.sessions_now) active += static_cast<int>(r.samples);
+            body = "<p class=\"hint\">" + std::to_string(active) + " active of " + std::to_string(d.processes) +
+                   " processes when the report was written (<code>pg_stat_waits_activity</code>; idle sessions and "
+                   "background processes in their idle wait are left out).</p>\n";
+            if (!d.sessions_now.empty()) body += event_bars_svg(d.sessions_now, "sessions");
+        }
+        h += section("sessions", "Sessions now by wait event", body);
+    }
+
     // 1. Average active sessions.
     {
         std::string body = unavailable(d.timeline_av);

@@ -273,6 +273,30 @@ std::string histogram_svg(const Histogram &h, int width, int height) {
     return s;
 }
 
+std::string event_bars_svg(const std::vector<TopEvent> &rows, const std::string &unit, int width) {
+    const double label_w = 260, row_h = 20, bar_h = 14;
+    const int height = static_cast<int>(row_h * static_cast<double>(rows.size()) + 6);
+    int64_t maxv = 0;
+    for (const auto &r : rows) maxv = std::max(maxv, r.samples);
+    std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart events\" width=\"" + std::to_string(width) +
+                    "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(width) + " " +
+                    std::to_string(height) + "\">\n";
+    const double pw = width - label_w - 60;
+    double y = 3;
+    for (const auto &r : rows) {
+        double w = maxv > 0 ? pw * static_cast<double>(r.samples) / static_cast<double>(maxv) : 0;
+        s += "<text x=\"" + num(label_w - 6) + "\" y=\"" + num(y + 12) + "\" text-anchor=\"end\" font-size=\"12\">" +
+             html_escape(r.wait_event_type + ":" + r.wait_event) + "</text>\n";
+        s += "<rect class=\"bar\" data-type=\"" + html_escape(r.wait_event_type) + "\" x=\"" + num(label_w) +
+             "\" y=\"" + num(y) + "\" width=\"" + num(std::max(1.0, w)) + "\" height=\"" + num(bar_h) + "\" fill=\"" +
+             wait_type_color(r.wait_event_type) + "\"/>\n";
+        s += "<text x=\"" + num(label_w + std::max(1.0, w) + 4) + "\" y=\"" + num(y + 12) + "\" font-size=\"12\">" +
+             std::to_string(r.samples) + (unit.empty() ? "" : " " + html_escape(unit)) + "</text>\n";
+        y += row_h;
+    }
+    return s + "</svg>\n";
+}
+
 std::string breakdown_bar_svg(const std::vector<QueryWait> &breakdown, double scale_total, int width, int height) {
     std::map<std::pair<int, std::string>, double> by_type;
     for (const auto &w : breakdown) by_type[{wait_type_rank(w.wait_event_type), w.wait_event_type}] += w.value;

@@ -51,6 +51,8 @@ struct ChartOptions {
 
 std::string stacked_area_svg(const StackedGrid &grid, const ChartOptions &opt);
 std::string histogram_svg(const Histogram &h, int width = 460, int height = 180);
+// One horizontal bar per wait event (value = samples), coloured by type.
+std::string event_bars_svg(const std::vector<TopEvent> &rows, const std::string &unit, int width = 720);
 // A horizontal bar split by wait event type (values summed per type).
 std::string breakdown_bar_svg(const std::vector<QueryWait> &breakdown, double scale_total, int width = 240,
                               int height = 14);
