@@ -13,7 +13,6 @@ demo_report_write() {
   if "$bin" report --since 2min --html "$html" -d psw_demo 2>/dev/null; then
     chmod a+r "$html"
     echo "report: $html"
-    echo "live view: PGHOST=$PGHOST PGPORT=$PGPORT $bin top -d psw_demo   (while a cluster runs)"
   else
     "$bin" report --since 2min --html "$html" -d psw_demo || true
   fi
