@@ -76,6 +76,7 @@ struct ReportData {
     std::string timezone;
     double since_s = 3600;
     double bucket_s = 60;
+    std::string bucket_note;  // set when the server refused the chosen bucket
 
     // Non-idle processes at the time of the report, by wait event.
     Availability sessions_av;

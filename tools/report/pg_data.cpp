@@ -187,11 +187,25 @@ ReportData Server::read_report(const Options &o) {
 
     if (want(*this, d.timeline_av, "pg_stat_waits_timeline"))
         guard(d.timeline_av, [&] {
-            const std::string bucket = c.quote(interval_literal(d.bucket_s)) + "::interval";
-            pqxx::result r = run(c, "SELECT extract(epoch FROM bucket_start)::float8, wait_event_type, "
-                                    "sum(avg_active)::float8 FROM " +
-                                        qualified("pg_stat_waits_timeline") + "(" + since + ", " + bucket +
-                                        ") GROUP BY 1, 2 ORDER BY 1, 2");
+            auto query = [&](double bucket_s) {
+                const std::string bucket = c.quote(interval_literal(bucket_s)) + "::interval";
+                return run(c, "SELECT extract(epoch FROM bucket_start)::float8, wait_event_type, "
+                              "sum(avg_active)::float8 FROM " +
+                                  qualified("pg_stat_waits_timeline") + "(" + since + ", " + bucket +
+                                  ") GROUP BY 1, 2 ORDER BY 1, 2");
+            };
+            pqxx::result r;
+            try {
+                r = query(d.bucket_s);
+            } catch (const std::exception &e) {
+                // A server may refuse buckets finer than it keeps (e.g. only
+                // minute buckets); an automatic choice falls back to 1 min.
+                if (o.bucket_s > 0 || d.bucket_s == 60) throw;
+                d.bucket_note = "bucket " + format_duration(d.bucket_s) + " refused (" + first_line(e.what()) +
+                                "); using 1min";
+                d.bucket_s = 60;
+                r = query(d.bucket_s);
+            }
             for (const auto &row : r) d.timeline.push_back({dbl(row[0]), str(row[1]), dbl(row[2])});
         });
 

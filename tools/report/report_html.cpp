@@ -121,6 +121,7 @@ std::string render_report_html(const ReportData &d) {
                 opt.utc_offset_s = d.utc_offset_s;
                 opt.timezone_label = d.timezone;
                 body = stacked_area_svg(g, opt);
+                if (!d.bucket_note.empty()) body += "<p class=\"hint\">" + esc(d.bucket_note) + "</p>\n";
                 body += "<p class=\"hint\">Each band is the average number of sessions in that wait event type "
                         "(CPU = running) over the bucket, from <code>pg_stat_waits_timeline</code>. Peak total " +
                         fmtd("%.2f", g.max_total) + " sessions.</p>\n";
