@@ -39,8 +39,12 @@ EXTRA_CLEAN = $(OBJS:.o=.d)
 
 # pg_stat_waits_report (C++17, libpqxx): built with the extension and
 # installed into PostgreSQL's bindir (DESTDIR honoured). `make WITH_REPORT=no`
-# builds and installs the extension alone (no libpqxx needed).
-WITH_REPORT ?= yes
+# builds and installs the extension alone; without libpqxx (pkg-config) the
+# program is skipped with a warning.
+WITH_REPORT ?= $(shell pkg-config --exists libpqxx && echo yes || echo missing)
+ifeq ($(WITH_REPORT),missing)
+$(warning libpqxx not found (pkg-config libpqxx): pg_stat_waits_report is not built; install libpqxx-dev)
+endif
 ifeq ($(WITH_REPORT),yes)
 REPORT_BIN = tools/report/pg_stat_waits_report
 REPORT_SRCS = $(wildcard tools/report/*.cpp)

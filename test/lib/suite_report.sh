@@ -39,13 +39,13 @@ suite_report() {
   has() { grep -qx "$1" <<<"$objects"; }
 
   # Workload, timed exactly where the build supports it (the GUC exists from
-  # the foundation on): pgbench, one session holding a row lock for 5 s while another
+  # the foundation on): pgbench, one session holding a row lock for 8 s while another
   # waits for it, and one sleeping session.
   export PGOPTIONS="-c pg_stat_waits.timing=on"
   pgbench -n -c 3 -j 1 -T 7 $db >"$tmp/pgbench.out" 2>&1 &
   local bench=$!
   psql -X -q -d $db -c "BEGIN" -c "UPDATE pgbench_branches SET bbalance = bbalance WHERE bid = 1" \
-       -c "SELECT pg_sleep(5)" -c "COMMIT" >/dev/null 2>&1 &
+       -c "SELECT pg_sleep(8)" -c "COMMIT" >/dev/null 2>&1 &
   local holder=$!
   psql -X -q -d $db -c "SET application_name = 'psw_report_sleeper'" -c "SELECT pg_sleep(60)" >/dev/null 2>&1 &
   local sleeper=$!

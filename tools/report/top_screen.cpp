@@ -61,7 +61,7 @@ std::string one_line(std::string q) {
 }  // namespace
 
 std::vector<std::string> render_top_screen(const TopSnapshot &s, int width, int height) {
-    const size_t w = static_cast<size_t>(std::max(width, 40));
+    const size_t w = static_cast<size_t>(std::max(width, 1));
     std::vector<std::string> L;
     L.push_back("pg_stat_waits top — " + s.server + " — " + s.clock + "   (q or Ctrl-C quits)");
     L.push_back(s.status_line);
