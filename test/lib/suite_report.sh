@@ -166,7 +166,7 @@ suite_report() {
   sed 's#</body>#<script>(function(){var s=document.querySelectorAll("svg");var a=document.querySelectorAll("svg.timeline polygon.area");var w=0;a.forEach(function(e){if(e instanceof SVGPolygonElement){var b=e.getBBox();w+=b.width*b.height;}});var r=document.querySelectorAll("svg.events rect.bar");var rb=0;r.forEach(function(e){if(e instanceof SVGRectElement\&\&e.getBBox().width>0)rb++;});document.body.setAttribute("data-probe","svgs="+s.length+" areas="+a.length+" area_px="+Math.round(w)+" bars="+rb);})();</script></body>#' \
       "$html" >"$tmp/probe.html"
   chmod a+r "$tmp"/*.html
-  timeout 90 chromium "${chrome_flags[@]}" --user-data-dir="$(mktemp -d /tmp/psw_chromium.XXXXXX)" \
+  timeout 90 chromium "${chrome_flags[@]}" --user-data-dir="$tmp/chromium-dom" \
       --dump-dom "file://$tmp/probe.html" >"$tmp/dom.html" 2>"$tmp/chromium.log"
   local probe
   probe=$(grep -o 'data-probe="[^"]*"' "$tmp/dom.html")
@@ -177,7 +177,7 @@ suite_report() {
     expect "chromium laid out the chart's areas with non-zero size" \
            grep -Eq "areas=$areas area_px=[1-9]" <<<"$probe"
   fi
-  timeout 90 chromium "${chrome_flags[@]}" --user-data-dir="$(mktemp -d /tmp/psw_chromium.XXXXXX)" \
+  timeout 90 chromium "${chrome_flags[@]}" --user-data-dir="$tmp/chromium-shot" \
       --window-size=1200,1400 --screenshot="$tmp/report.png" "file://$html" >>"$tmp/chromium.log" 2>&1
   expect "chromium wrote a screenshot" test -s "$tmp/report.png"
   if [ -s "$tmp/report.png" ]; then
