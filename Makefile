@@ -6,7 +6,7 @@
 
 EXTENSION = pg_stat_waits
 MODULE_big = pg_stat_waits
-DATA = $(wildcard extension/pg_stat_waits--*.sql)
+DATA = $(wildcard extension/pg_stat_waits--*.sql) extension/compat/pg_wait_sampling_compat.sql
 PGFILEDESC = "pg_stat_waits - sampled and exact wait-event statistics"
 
 CORE_SRCS = $(wildcard src/core/*.cpp)
@@ -36,3 +36,36 @@ override BITCODE_CXXFLAGS += -std=c++17 -fvisibility=hidden -Wno-ignored-attribu
 override CXXFLAGS += -MMD -MP
 -include $(OBJS:.o=.d)
 EXTRA_CLEAN = $(OBJS:.o=.d)
+
+# pg_stat_waits_report (C++17, libpqxx): built with the extension and
+# installed into PostgreSQL's bindir (DESTDIR honoured). `make WITH_REPORT=no`
+# builds and installs the extension alone; without libpqxx (pkg-config) the
+# program is skipped with a warning.
+WITH_REPORT ?= $(shell pkg-config --exists libpqxx && echo yes || echo missing)
+ifeq ($(WITH_REPORT),missing)
+$(warning libpqxx not found (pkg-config libpqxx): pg_stat_waits_report is not built; install libpqxx-dev)
+endif
+ifeq ($(WITH_REPORT),yes)
+REPORT_BIN = tools/report/pg_stat_waits_report
+REPORT_SRCS = $(wildcard tools/report/*.cpp)
+REPORT_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror \
+                  $(shell pkg-config --cflags libpqxx) -I$(shell $(PG_CONFIG) --includedir)
+REPORT_LIBS = $(shell pkg-config --libs libpqxx) -L$(shell $(PG_CONFIG) --libdir) -lpq
+
+all: $(REPORT_BIN)
+
+$(REPORT_BIN): $(REPORT_SRCS) $(wildcard tools/report/*.h)
+	$(CXX) $(REPORT_CXXFLAGS) $(CPPFLAGS_REPORT) -o $@ $(REPORT_SRCS) $(LDFLAGS_REPORT) $(REPORT_LIBS)
+
+install: install-report
+install-report: $(REPORT_BIN)
+	$(MKDIR_P) '$(DESTDIR)$(bindir)'
+	$(INSTALL_PROGRAM) $(REPORT_BIN) '$(DESTDIR)$(bindir)/pg_stat_waits_report'
+
+uninstall: uninstall-report
+uninstall-report:
+	rm -f '$(DESTDIR)$(bindir)/pg_stat_waits_report'
+
+EXTRA_CLEAN += $(REPORT_BIN)
+.PHONY: install-report uninstall-report
+endif

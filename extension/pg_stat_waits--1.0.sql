@@ -109,3 +109,32 @@ CREATE FUNCTION pg_stat_waits_bench_wrapper(mode text, n bigint) RETURNS float8
 REVOKE ALL ON FUNCTION pg_stat_waits_bench_wrapper(text, bigint) FROM PUBLIC;
 
 GRANT SELECT ON pg_stat_waits, pg_stat_waits_queries TO PUBLIC;
+
+-- Reports: psql-friendly bars.
+-- pg_stat_waits_bar(0.37) = '███████▍' : a bar of `width` cells drawn with
+-- block characters in eighths of a cell, for a fraction between 0 and 1, e.g.
+--   SELECT *, pg_stat_waits_bar(pct / 100) FROM pg_stat_waits_top('5 min');
+-- A fraction outside 0..1 is an error (a bar wider than its column would
+-- lie about the proportion); NULL gives NULL.
+CREATE FUNCTION pg_stat_waits_bar(fraction float8, width int DEFAULT 20) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    eighths int;
+BEGIN
+    IF width < 1 OR width > 1000 THEN
+        RAISE EXCEPTION 'pg_stat_waits_bar: width must be between 1 and 1000, not %', width
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- 1 + 1e-9 lets pct / 100 of a 100 % row through despite rounding.
+    IF fraction = 'NaN'::float8 OR fraction < 0 OR fraction > 1 + 1e-9 THEN
+        RAISE EXCEPTION 'pg_stat_waits_bar: fraction must be between 0 and 1, not %', fraction
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    eighths := round(least(fraction, 1) * width * 8)::int;
+    RETURN repeat('█', eighths / 8)
+        || (ARRAY['', '▏', '▎', '▍', '▌', '▋', '▊', '▉'])[eighths % 8 + 1];
+END
+$$;
+GRANT EXECUTE ON FUNCTION pg_stat_waits_bar(float8, int) TO PUBLIC;

@@ -1,0 +1,128 @@
+#include "cli.h"
+
+#include <cstdlib>
+
+#include "duration.h"
+
+namespace psw_report {
+
+std::string usage_text() {
+    return "pg_stat_waits_report: pictures and a live view of pg_stat_waits\n"
+           "\n"
+           "Usage:\n"
+           "  pg_stat_waits_report report [--since 1h] [--bucket 1min] [--top N] --html FILE [conn options]\n"
+           "  pg_stat_waits_report top [--interval 1s] [--once] [--plain] [--count N] [conn options]\n"
+           "\n"
+           "report: writes one self-contained HTML file (inline SVG, no network): average active sessions by\n"
+           "        wait event type over time, top wait events, top queries with their waits, wait duration\n"
+           "        histograms and the sampler's status. --html - writes to stdout.\n"
+           "top:    live view refreshing every second: sessions now and top waits of the last minute; q or\n"
+           "        Ctrl-C quits. When stdout is not a terminal (or with --plain/--once) it prints plain text:\n"
+           "        --once one snapshot, --count N that many, else until interrupted.\n"
+           "\n"
+           "Durations: 90 (seconds), 30s, 5min, 1h, 2d, 1h30min.\n"
+           "\n"
+           "Connection options (libpq; PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass apply):\n"
+           "  -h, --host=HOST      server host or socket directory\n"
+           "  -p, --port=PORT      server port\n"
+           "  -U, --username=USER  user name\n"
+           "  -d, --dbname=DBNAME  database name, or a connection string / URI\n"
+           "  --help               this text\n";
+}
+
+namespace {
+
+bool parse_int(const std::string &s, int lo, int hi, int *out) {
+    if (s.empty()) return false;
+    char *end = nullptr;
+    long v = std::strtol(s.c_str(), &end, 10);
+    if (*end != '\0' || v < lo || v > hi) return false;
+    *out = static_cast<int>(v);
+    return true;
+}
+
+}  // namespace
+
+ParseResult parse_args(const std::vector<std::string> &args) {
+    ParseResult r;
+    Options &o = r.options;
+    size_t i = 0;
+    auto fail = [&](const std::string &msg) {
+        r.error = msg;
+        return r;
+    };
+    for (; i < args.size(); i++) {
+        std::string a = args[i], value;
+        bool has_inline = false;
+        if (a.rfind("--", 0) == 0) {
+            size_t eq = a.find('=');
+            if (eq != std::string::npos) {
+                value = a.substr(eq + 1);
+                a = a.substr(0, eq);
+                has_inline = true;
+            }
+        } else if (a.size() > 2 && a[0] == '-' && a[1] != '-') {
+            // -hlocalhost, -p5432: libpq tools accept the value glued on.
+            value = a.substr(2);
+            a = a.substr(0, 2);
+            has_inline = true;
+        }
+        auto next = [&](std::string *out) -> bool {
+            if (has_inline) {
+                *out = value;
+                return true;
+            }
+            if (i + 1 >= args.size()) return false;
+            *out = args[++i];
+            return true;
+        };
+        std::string v;
+        if (a == "--help" || a == "-?") {
+            o.help = true;
+        } else if (a == "-h" || a == "--host") {
+            if (!next(&o.host)) return fail("option " + a + " needs a value");
+        } else if (a == "-p" || a == "--port") {
+            if (!next(&o.port)) return fail("option " + a + " needs a value");
+            int port;
+            if (!parse_int(o.port, 1, 65535, &port)) return fail("invalid port: " + o.port);
+        } else if (a == "-U" || a == "--username") {
+            if (!next(&o.user)) return fail("option " + a + " needs a value");
+        } else if (a == "-d" || a == "--dbname") {
+            if (!next(&o.dbname)) return fail("option " + a + " needs a value");
+        } else if (a == "--since" || a == "--bucket" || a == "--interval") {
+            if (!next(&v)) return fail("option " + a + " needs a value");
+            auto d = parse_duration(v);
+            if (!d) return fail("invalid duration for " + a + ": \"" + v + "\" (examples: 90, 30s, 5min, 1h)");
+            if (a == "--since") o.since_s = *d;
+            else if (a == "--bucket") o.bucket_s = *d;
+            else o.interval_s = *d;
+        } else if (a == "--html") {
+            if (!next(&o.html_path) || o.html_path.empty()) return fail("option --html needs a file name");
+        } else if (a == "--top" || a == "--count") {
+            if (!next(&v)) return fail("option " + a + " needs a value");
+            int n;
+            if (!parse_int(v, 1, 1000000, &n)) return fail("invalid number for " + a + ": " + v);
+            if (a == "--top") o.top_n = n;
+            else o.iterations = n;
+        } else if (a == "--once") {
+            o.once = true;
+        } else if (a == "--plain") {
+            o.plain = true;
+        } else if (!a.empty() && a[0] == '-' && a != "-") {
+            return fail("unknown option: " + args[i]);
+        } else if (o.command.empty()) {
+            o.command = a;
+        } else {
+            return fail("unexpected argument: " + a);
+        }
+    }
+    if (o.help) return r;
+    if (o.command.empty()) return fail("no command given (report or top)");
+    if (o.command != "report" && o.command != "top") return fail("unknown command: " + o.command);
+    if (o.command == "report" && o.html_path.empty()) return fail("report needs --html FILE (or --html - for stdout)");
+    if (o.command == "report" && o.bucket_s > o.since_s) return fail("--bucket is longer than --since");
+    if (o.command == "top" && o.interval_s < 0.1) return fail("--interval must be at least 100ms");
+    return r;
+}
+
+}  // namespace psw_report

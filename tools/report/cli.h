@@ -1,0 +1,34 @@
+// Command line of pg_stat_waits_report. libpq's connection options (-h -p -U
+// -d) and, for what is not given, libpq's environment (PGHOST, PGPORT, ...).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace psw_report {
+
+struct Options {
+    std::string command;  // "report" or "top"
+    std::string host, port, user, dbname;
+    // report
+    double since_s = 3600;
+    double bucket_s = 0;  // 0: chosen from the window
+    std::string html_path;
+    int top_n = 15;
+    // top
+    double interval_s = 1;
+    bool once = false;
+    int iterations = 0;  // plain mode: stop after n refreshes (0 = until killed)
+    bool plain = false;  // force plain output even on a terminal
+    bool help = false;
+};
+
+struct ParseResult {
+    Options options;
+    std::string error;  // non-empty: a usage error to print before the usage text
+};
+
+ParseResult parse_args(const std::vector<std::string> &args);
+std::string usage_text();
+
+}  // namespace psw_report

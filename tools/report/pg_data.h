@@ -1,0 +1,47 @@
+// Reading pg_stat_waits over libpqxx. Which objects exist is looked up in
+// pg_catalog at run time (members of the installed extension), so one
+// binary works against any build of the extension: a missing view becomes
+// an unavailable section, not a failed report.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "cli.h"
+#include "model.h"
+
+namespace psw_report {
+
+// Connection failed or the extension is not usable; what() is for the user.
+struct FatalError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// libpq keyword/value string from the options; -d may itself be a
+// connection string or URI, whose settings -h/-p/-U then override.
+std::string build_conninfo(const Options &o);
+
+class Server {
+public:
+    explicit Server(const Options &o);  // throws FatalError
+    ~Server();
+
+    bool has(const std::string &object) const { return objects_.count(object) != 0; }
+    // Schema-qualified, quoted name of an extension object.
+    std::string qualified(const std::string &object) const;
+
+    ReportData read_report(const Options &o);
+    TopSnapshot read_top();
+
+private:
+    struct Conn;  // holds the pqxx::connection (a typedef in libpqxx 6, not forward-declarable)
+    std::unique_ptr<Conn> holder_;
+    std::string schema_;       // where pg_stat_waits is installed
+    std::string pgss_schema_;  // pg_stat_statements, "" when absent
+    std::set<std::string> objects_;
+    std::string label_;
+};
+
+}  // namespace psw_report
