@@ -5,10 +5,14 @@ demo_psql() { psql -X -q -d psw_demo "$@"; }
 
 run_demo() {
   local main
-  new_cluster main "max_connections = 100"
+  # pg_stat_waits listed last: its hooks run first and see every statement id
+  # before pg_stat_statements hides utility ids from the hooks after it.
+  new_cluster main "max_connections = 100" "shared_preload_libraries = 'pg_stat_statements, pg_stat_waits'"
   log "cluster up at $PGHOST port $PGPORT"
   psql -X -q -d postgres -c "CREATE DATABASE psw_demo"
-  demo_psql -c "CREATE EXTENSION pg_stat_waits"
+  demo_psql -c "CREATE EXTENSION pg_stat_waits" -c "CREATE EXTENSION pg_stat_statements"
+  log "exact timing on for every session (ALTER SYSTEM + reload)"
+  demo_psql -c "ALTER SYSTEM SET pg_stat_waits.timing = on" -c "SELECT pg_reload_conf()" >/dev/null
   log "pgbench -i -s 2"
   pgbench -q -i -s 2 psw_demo >/dev/null 2>&1
 
@@ -48,6 +52,18 @@ run_demo() {
   done
   wait "$bench" "$holder" "$waiter" 2>/dev/null || true
   log "pgbench: $(grep -E '^tps' "$main/pgbench.out" | head -1)"
+  log "pg_stat_waits: exact wait times of the whole demo (ms)"
+  demo_psql -c "SELECT wait_event_type, wait_event, calls, round(total_time::numeric, 1) AS total_ms,
+                       round(mean_time::numeric, 3) AS mean_ms, round(max_time::numeric, 1) AS max_ms
+                  FROM pg_stat_waits WHERE wait_event_type NOT IN ('Activity')
+                 ORDER BY total_time DESC LIMIT 12"
+  log "pg_stat_waits_queries: where the blocked UPDATE's time went"
+  demo_psql -c "SELECT q.wait_event_type, q.wait_event, q.calls, round(q.total_time::numeric, 1) AS total_ms
+                  FROM pg_stat_waits_queries q
+                 WHERE q.queryid = (SELECT queryid FROM pg_stat_statements
+                                     WHERE query LIKE 'UPDATE pgbench_tellers SET tbalance = tbalance - %' LIMIT 1)
+                 ORDER BY q.total_time DESC" 2>/dev/null || true
   log "pg_stat_waits_status"
   demo_psql -x -c "SELECT * FROM pg_stat_waits_status"
+  if declare -F demo_report_write >/dev/null; then demo_report_write; fi
 }

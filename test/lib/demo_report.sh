@@ -1,7 +1,6 @@
 # ./run demo, last step: the HTML report of the demo's workload.
-# Sourced while the workload runs; the report is written when the demo ends
-# (chained in front of ./run's EXIT trap, which stops the cluster), so it
-# covers the whole workload and is the demo's last output.
+# Sourced while the workload runs; run_demo calls demo_report_write as its
+# last step, so the report covers the whole workload and is the last output.
 # shellcheck shell=bash
 
 demo_report_write() {
@@ -17,9 +16,3 @@ demo_report_write() {
     "$bin" report --since 2min --html "$html" -d psw_demo || true
   fi
 }
-
-# Once: run the report, then ./run's own cleanup.
-if [ -z "${PSW_DEMO_REPORT_TRAPPED:-}" ]; then
-  PSW_DEMO_REPORT_TRAPPED=1
-  trap 'rc=$?; [ "$rc" -eq 0 ] && demo_report_write; cleanup; exit $rc' EXIT
-fi
