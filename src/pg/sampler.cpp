@@ -24,9 +24,12 @@ namespace psw {
 void register_sampler() {
     BackgroundWorker worker;
     memset(&worker, 0, sizeof(worker));
-    worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-    // PostmasterStart: also runs during recovery, i.e. on a hot standby.
-    worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+    // A database-less "connection" puts the sampler in the proc array, so
+    // pg_stat_activity shows it and pg_terminate_backend(sampler_pid) works;
+    // PostgreSQL allows that only from ConsistentState on, which is when a
+    // hot standby starts accepting connections (so the sampler runs there too).
+    worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+    worker.bgw_start_time = BgWorkerStart_ConsistentState;
     worker.bgw_restart_time = 1;  // seconds; a sampler that exits is back within one
     strlcpy(worker.bgw_library_name, "pg_stat_waits", BGW_MAXLEN);
     strlcpy(worker.bgw_function_name, "pg_stat_waits_sampler_main", BGW_MAXLEN);
@@ -108,6 +111,7 @@ static void take_sample() {
         buckets_ok = false;  // out of memory while compacting a minute
     }
     sampling->samples_recorded += n;
+    sampling->period_ms = guc_sample_period_ms;
     shared->samples_taken++;
     shared->last_sample_time = now;
     shared->profile_dropped += dropped;
@@ -166,6 +170,7 @@ void pg_stat_waits_sampler_main(Datum arg) {
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
     pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
     BackgroundWorkerUnblockSignals();
+    BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
 
     if (psw::shared == nullptr || psw::sampling == nullptr) {
         elog(LOG, "pg_stat_waits sampler: shared memory is not initialized");

@@ -44,6 +44,7 @@ struct SamplingShared {
     SeqRegion profile_seq;  // sampler ticks and resets write under it
     uint32 pad;
     int64 samples_recorded;  // rows written since reset
+    int32 period_ms;  // period of the last tick: samples x period_ms is time
     // Since when the history ring holds every sample (start or reset); older
     // windows are answered from the minute buckets.
     TimestampTz history_complete_since;

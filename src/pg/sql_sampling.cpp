@@ -55,6 +55,13 @@ static T *palloc_array_nothrow(size_t n) {
     return static_cast<T *>(p);
 }
 
+// The period samples stand for: the sampler's last period (the GUC may be 0
+// now, idling the sampler, while the samples were taken at 10 ms).
+double sample_period_for_time() {
+    int32 p = sampling->period_ms;
+    return p > 0 ? p : Max(guc_sample_period_ms, 0);
+}
+
 // ---- history ----------------------------------------------------------------
 enum HistoryColumn {
     kHiSampleTime, kHiPid, kHiLeaderPid, kHiBackendType, kHiDatid, kHiUsesysid, kHiState, kHiWaitType,
@@ -210,7 +217,7 @@ Datum pg_stat_waits_profile_internal(PG_FUNCTION_ARGS) {
             memcpy(copy, table.slot_array(), bytes);
             LWLockRelease(psw::shared->lock);
         }
-        double period = psw::guc_sample_period_ms;
+        double period = psw::sample_period_for_time();
         psw::VisibilityCache vis;
         for (size_t i = 0; i < nslots; i++) {
             const Table::Slot &s = copy[i];
@@ -283,7 +290,7 @@ Datum pg_stat_waits_timeline(PG_FUNCTION_ARGS) {
         size_t nrows = 0;
         int64 used_width = width;
         psw::TimelineRow *rows = psw::compute_timeline(from, width, &nrows, &used_width);
-        double period_us = static_cast<double>(psw::guc_sample_period_ms) * 1000.0;
+        double period_us = psw::sample_period_for_time() * 1000.0;
         for (size_t i = 0; i < nrows; i++) {
             Datum v[5];
             bool n[5] = {false, false, false, false, false};
