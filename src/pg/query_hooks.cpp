@@ -193,6 +193,16 @@ static bool ends_transaction_block(Node *stmt) {
     }
 }
 
+// A utility statement's id as PostgreSQL 15 derives it (queryjumble.c: a
+// hash of the statement's cleaned text, 2 if that hash is 0). Needed when a
+// cached utility statement (extended protocol, e.g. pgbench -M prepared END)
+// reaches us with its id zeroed by pg_stat_statements and nothing reported.
+static uint64 utility_query_id(const char *query_string, int location, int len) {
+    const char *sql = CleanQuerytext(query_string, &location, &len);
+    uint64 id = DatumGetUInt64(hash_any_extended(reinterpret_cast<const unsigned char *>(sql), len, 0));
+    return id != 0 ? id : UINT64CONST(2);
+}
+
 static void process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
                             ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
                             DestReceiver *dest, QueryCompletion *qc) {
@@ -201,7 +211,13 @@ static void process_utility(PlannedStmt *pstmt, const char *query_string, bool r
         Node *stmt = pstmt->utilityStmt;
         top_is_fetch = IsA(stmt, FetchStmt);
         top_ends_block = ends_transaction_block(stmt);
-        statement_start(pstmt->queryId);
+        // pg_stat_statements (track_utility) zeroes pstmt->queryId before
+        // calling down the hook chain; the id pg_stat_activity shows is still
+        // the backend's reported one, so fall back to it (COMMIT/END of a
+        // transaction block would otherwise carry no id while it flushes WAL).
+        uint64 id = pstmt->queryId != 0 ? pstmt->queryId : pgstat_get_my_query_id();
+        if (id == 0 && query_string != nullptr) id = utility_query_id(query_string, pstmt->stmt_location, pstmt->stmt_len);
+        statement_start(id);
     }
     nesting_level++;
     PG_TRY();
