@@ -51,6 +51,33 @@ static uint32 encode_wait(const ProcSample &s) {
     return 0;  // CPU
 }
 
+// Fast path for the common case of many idle client connections: a process
+// whose own slot says idle while it waits in ClientRead is skipped after
+// three loads (pid, wait event, slot state) instead of a full read_proc.
+// Anything else (stale slot, parallel worker, torn read) takes the full path,
+// which applies the same rule (is_idle_sample) with every field.
+static bool quick_idle(uint32 procno) {
+    const volatile PGPROC *proc = &ProcGlobal->allProcs[procno];
+    int32 pid = proc->pid;
+    if (pid == 0) return true;  // no process: nothing to sample
+    if (proc->wait_event_info != WAIT_EVENT_CLIENT_READ) return false;
+    const SeqLocked<SlotData> &pub = shared->slots[procno].pub;
+    uint32 before = __atomic_load_n(&pub.seq, __ATOMIC_ACQUIRE);
+    if (before & 1u) return false;
+    const volatile SlotData *d = &pub.data;
+    int32 slot_pid = d->pid;
+    uint8_t state = d->state;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&pub.seq, __ATOMIC_RELAXED) != before) return false;
+    if (slot_pid == pid) return state == kStateIdle;
+    // A client that has run no statement yet has not written its slot.
+    if (backend_status_array == nullptr) return false;
+    BackendId id = proc->backendId;
+    if (id <= 0 || id > MaxBackends) return false;
+    const volatile PgBackendStatus *e = &backend_status_array[id - 1];
+    return e->st_procpid == pid && e->st_backendType == B_BACKEND && proc->lockGroupLeader == nullptr;
+}
+
 // Per-tick scratch, allocated once for the largest possible process count.
 static HistorySample *tick_samples = nullptr;
 static MinuteKey *tick_keys = nullptr;
@@ -62,6 +89,7 @@ static void take_sample() {
     uint32 n = 0;
     bool sample_idle = guc_sample_idle;
     for (uint32 procno = 0; procno < nprocs && n < tick_capacity; procno++) {
+        if (!sample_idle && quick_idle(procno)) continue;
         ProcSample s;
         if (!read_proc(procno, &s)) continue;
         if (s.pid == MyProcPid) continue;  // the sampler does not sample itself
