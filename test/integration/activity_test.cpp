@@ -64,6 +64,12 @@ TEST_F(Activity, IdleInTransactionKeepsLastStatementId) {
     int pid = backend_pid(*session);
     pqxx::work tx(*session);
     tx.exec("SELECT count(*) FROM it_activity_rows");
+    // The result reaches the client just before the backend waits for the
+    // next command: wait until it does (it is sampled in between as well).
+    ASSERT_TRUE(wait_until([&] {
+        return scalar<std::string>(*admin, "SELECT wait_event FROM pg_stat_waits_activity WHERE pid = " +
+                                               std::to_string(pid)) == std::optional<std::string>("ClientRead");
+    }));
     pqxx::row row = activity_of(pid);
     EXPECT_EQ(row["state"].as<std::string>(), "idle in transaction");
     auto pgsa_id = scalar<long long>(*admin, "SELECT query_id FROM pg_stat_activity WHERE pid = " + std::to_string(pid));

@@ -154,11 +154,12 @@ TEST_F(Sampling, IdleConnectionsAreSampledOnlyWithSampleIdle) {
         *admin, "SELECT count(DISTINCT pid) FROM pg_stat_waits_history WHERE pid IN (" + list +
                     ") AND wait_event_type = 'Client' AND wait_event = 'ClientRead'");
     EXPECT_EQ(distinct_pids, 200);
-    pqxx::result other = exec(*admin, "SELECT state, wait_event_type, wait_event, count(*) FROM pg_stat_waits_history WHERE pid IN (" +
-                                          list + ") AND sample_time > '" + since + "' AND wait_event IS DISTINCT FROM 'ClientRead' GROUP BY 1, 2, 3");
-    for (const auto &row : other)
-        ADD_FAILURE() << "idle connection sampled as " << row[0].c_str() << "/" << row[1].c_str() << "/" << row[2].c_str()
-                      << " x" << row[3].c_str();
+    // Idle backends briefly wake for sinval catch-up or other interrupts
+    // (real, if tiny, work): nearly every sample must still be ClientRead.
+    long long all = count_idle("");
+    long long client_read = count_idle(" AND wait_event = 'ClientRead'");
+    EXPECT_GE(client_read, all * 0.99) << all - client_read << " of " << all << " idle samples were not ClientRead";
+    EXPECT_GE(client_read, 200 * (500 / period_ms) / 2);
 }
 
 TEST_F(Sampling, TopAndTimelineAgreeWithTheProfile) {
