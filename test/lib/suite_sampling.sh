@@ -17,7 +17,7 @@ sq() { psql -X -A -t -q "$@"; }
 # pgbench TPC-B: at least 99% of client backends' samples carry a queryid.
 sampling_pgbench_attribution() {
   sq -d postgres -c "DROP DATABASE IF EXISTS psw_pgb" -c "CREATE DATABASE psw_pgb"
-  sq -d psw_pgb -c "CREATE EXTENSION IF NOT EXISTS pg_stat_waits"
+  sq -d psw_pgb -c "CREATE EXTENSION IF NOT EXISTS pg_stat_waits" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
   pgbench -q -i -s 1 psw_pgb >/dev/null 2>&1
   local mode since pct
   for mode in simple prepared; do
@@ -27,6 +27,16 @@ sampling_pgbench_attribution() {
                              WHERE datid = (SELECT oid FROM pg_database WHERE datname = 'psw_pgb')
                                AND backend_type = 'client backend' AND sample_time > '$since'")
     sampling_check "pgbench -M $mode: samples with a queryid (basis points)" "$pct" -ge 9900
+    # The commit of each transaction block waits on WAL under END's own id.
+    local wal bad
+    wal=$(sq -d psw_pgb -c "SELECT count(*) FROM pg_stat_waits_history WHERE sample_time > '$since'
+                             AND datid = (SELECT oid FROM pg_database WHERE datname = 'psw_pgb') AND wait_event = 'WALSync'")
+    bad=$(sq -d psw_pgb -c "SELECT count(*) FROM pg_stat_waits_history h WHERE sample_time > '$since'
+                             AND datid = (SELECT oid FROM pg_database WHERE datname = 'psw_pgb') AND wait_event = 'WALSync'
+                             AND NOT EXISTS (SELECT 1 FROM pg_stat_statements s WHERE s.queryid = h.queryid AND s.query = 'END')")
+    if [ "${wal:-0}" -gt 0 ]; then
+      sampling_check "pgbench -M $mode: WALSync samples attributed to END (of $wal)" "$bad" -eq 0
+    fi
   done
   sq -d postgres -c "DROP DATABASE psw_pgb"
 }
