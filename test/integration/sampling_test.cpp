@@ -1,6 +1,11 @@
 // The sampler against real sessions: lock waits and sleeps become the right
 // number of samples under the right queryid, idle filtering, history order,
 // top/timeline agreeing with the profile, parallel workers, and restart.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <map>
 #include <set>
 #include <vector>
@@ -284,6 +289,135 @@ TEST_F(Sampling, BadArgumentsAreRefused) {
     EXPECT_THROW(exec(*admin, "SELECT * FROM pg_stat_waits_top('5 min', 0)"), pqxx::sql_error);
     EXPECT_THROW(exec(*admin, "SELECT * FROM pg_stat_waits_timeline('1 hour', '0 s')"), pqxx::sql_error);
     EXPECT_THROW(exec(*admin, "SELECT * FROM pg_stat_waits_timeline('1 hour', '1 month')"), pqxx::sql_error);
+}
+
+}  // namespace
+
+// ---- a portal fetched in batches through the extended protocol ----------------
+// libpq cannot Execute with a row limit, so this speaks the v3 protocol
+// itself over the server's Unix socket (trust authentication in tests).
+namespace {
+
+std::string conn_param(const std::string &key) {
+    std::string ci = conninfo();
+    size_t p = ci.find(key + "=");
+    if (p == std::string::npos) return "";
+    p += key.size() + 1;
+    size_t e = ci.find(' ', p);
+    return ci.substr(p, e == std::string::npos ? std::string::npos : e - p);
+}
+
+class RawConnection {
+public:
+    bool open() {
+        std::string host = conn_param("host"), port = conn_param("port");
+        if (host.empty() || host[0] != '/') return false;
+        std::string path = host + "/.s.PGSQL." + port;
+        fd_ = socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        if (path.size() >= sizeof(addr.sun_path)) return false;
+        std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+        if (connect(fd_, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) return false;
+        std::string body;
+        put32(&body, 196608);
+        body += std::string("user\0", 5) + conn_param("user") + '\0' + std::string("database\0", 9) + conn_param("dbname") + '\0' + '\0';
+        std::string msg;
+        put32(&msg, static_cast<uint32_t>(body.size() + 4));
+        send_all(msg + body);
+        return until_ready();
+    }
+    ~RawConnection() {
+        if (fd_ >= 0) close(fd_);
+    }
+    void message(char type, const std::string &body) {
+        std::string m(1, type);
+        put32(&m, static_cast<uint32_t>(body.size() + 4));
+        send_all(m + body);
+    }
+    // Reads until ReadyForQuery; counts DataRow messages; false on ErrorResponse.
+    bool until_ready(int *rows = nullptr) {
+        bool ok = true;
+        for (;;) {
+            char type;
+            std::string body;
+            if (!read_message(&type, &body)) return false;
+            if (type == 'E') ok = false;
+            if (type == 'D' && rows) (*rows)++;
+            if (type == 'Z') return ok;
+        }
+    }
+    static void put32(std::string *s, uint32_t v) {
+        for (int i = 3; i >= 0; i--) s->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+    }
+
+private:
+    void send_all(const std::string &s) {
+        size_t off = 0;
+        while (off < s.size()) {
+            ssize_t n = ::send(fd_, s.data() + off, s.size() - off, 0);
+            if (n <= 0) return;
+            off += static_cast<size_t>(n);
+        }
+    }
+    bool read_exact(char *buf, size_t n) {
+        size_t off = 0;
+        while (off < n) {
+            ssize_t r = ::recv(fd_, buf + off, n - off, 0);
+            if (r <= 0) return false;
+            off += static_cast<size_t>(r);
+        }
+        return true;
+    }
+    bool read_message(char *type, std::string *body) {
+        char head[5];
+        if (!read_exact(head, 5)) return false;
+        *type = head[0];
+        uint32_t len = 0;
+        for (int i = 1; i < 5; i++) len = (len << 8) | static_cast<unsigned char>(head[i]);
+        body->resize(len - 4);
+        return len == 4 || read_exact(&(*body)[0], len - 4);
+    }
+    int fd_ = -1;
+};
+
+TEST_F(Sampling, PortalFetchedInBatchesIsAttributedToItsStatement) {
+    RawConnection raw;
+    ASSERT_TRUE(raw.open()) << "needs a Unix-socket host in PSW_CONNINFO";
+    raw.message('Q', std::string("BEGIN") + '\0');
+    ASSERT_TRUE(raw.until_ready());
+    int pid = *scalar<int>(*admin, "SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' "
+                                   "AND backend_type = 'client backend' AND query = 'BEGIN' ORDER BY backend_start DESC LIMIT 1");
+    const std::string sql = "SELECT g, pg_sleep(0.02) FROM generate_series(1, 60) g /* it_portal */";
+    raw.message('P', std::string("\0", 1) + sql + '\0' + std::string("\0\0", 2));
+    raw.message('B', std::string("p1\0", 3) + std::string("\0", 1) + std::string("\0\0\0\0\0\0", 6));
+    int rows = 0;
+    for (int batch = 0; batch < 4; batch++) {
+        std::string exec_body("p1\0", 3);
+        RawConnection::put32(&exec_body, 15);
+        raw.message('E', exec_body);
+        raw.message('S', "");
+        ASSERT_TRUE(raw.until_ready(&rows));
+        // Idle in transaction between fetches, as a driver with a fetch size is.
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(rows, 60);
+    raw.message('Q', std::string("COMMIT") + '\0');
+    ASSERT_TRUE(raw.until_ready());
+    auto queryid = scalar<long long>(*admin, "SELECT queryid FROM pg_stat_statements WHERE query LIKE "
+                                             "'SELECT g, pg_sleep($1) FROM generate_series($2, $3) g /* it_portal */' LIMIT 1");
+    ASSERT_TRUE(queryid.has_value());
+    pqxx::result r = exec(*admin, "SELECT count(*), count(*) FILTER (WHERE queryid = " + std::to_string(*queryid) +
+                                      ") FROM pg_stat_waits_history WHERE pid = " + std::to_string(pid) +
+                                      " AND wait_event = 'PgSleep'");
+    long long sleeping = r[0][0].as<long long>();
+    EXPECT_GE(sleeping, 1200 / period_ms * 0.8) << "60 x 20 ms of pg_sleep";
+    EXPECT_EQ(r[0][1].as<long long>(), sleeping) << "fetch batches not attributed to the portal's statement";
+    long long between = *scalar<long long>(*admin, "SELECT count(*) FROM pg_stat_waits_history WHERE pid = " + std::to_string(pid) +
+                                                       " AND state = 'idle in transaction' AND queryid IS DISTINCT FROM " +
+                                                       std::to_string(*queryid) + " AND sample_time > (SELECT min(sample_time) FROM pg_stat_waits_history WHERE pid = " +
+                                                       std::to_string(pid) + " AND wait_event = 'PgSleep')");
+    EXPECT_EQ(between, 0) << "idle-in-transaction between fetches lost the statement's id";
 }
 
 }  // namespace
