@@ -47,7 +47,9 @@ static int64 monotonic_ns() {
 
 static uint32 encode_wait(const ProcSample &s) {
     if (s.wait_event_info != 0) return s.wait_event_info;
-    if (s.state == kStateIdle || s.state == kStateIdleInXact) return kWaitIdleNoEvent;
+    // Idle in transaction outside ClientRead is the backend finishing a
+    // statement or taking the next one in: work on the CPU, as for active.
+    if (s.state == kStateIdle) return kWaitIdleNoEvent;
     return 0;  // CPU
 }
 
