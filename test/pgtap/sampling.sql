@@ -12,7 +12,7 @@ SELECT ok(has_table_privilege('public', 'pg_stat_waits_history', 'SELECT')
           'history and profile are readable by everyone');
 
 -- Make sure the superuser has sampled rows with a queryid (this very session).
-SELECT pg_sleep(0.1);
+SELECT pg_sleep(0.1::float8);
 
 CREATE ROLE psw_tap_s_plain LOGIN;
 CREATE ROLE psw_tap_s_stats LOGIN IN ROLE pg_read_all_stats;
