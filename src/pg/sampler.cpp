@@ -58,6 +58,8 @@ static uint32 encode_wait(const ProcSample &s) {
 // three loads (pid, wait event, slot state) instead of a full read_proc.
 // Anything else (stale slot, parallel worker, torn read) takes the full path,
 // which applies the same rule (is_idle_sample) with every field.
+static int32 *known_idle_pid = nullptr;  // per procno: a client seen idle before its first statement
+
 static bool quick_idle(uint32 procno) {
     const volatile PGPROC *proc = &ProcGlobal->allProcs[procno];
     int32 pid = proc->pid;
@@ -72,12 +74,17 @@ static bool quick_idle(uint32 procno) {
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (__atomic_load_n(&pub.seq, __ATOMIC_RELAXED) != before) return false;
     if (slot_pid == pid) return state == kStateIdle;
-    // A client that has run no statement yet has not written its slot.
+    // A client that has run no statement yet has not written its slot (its
+    // first statement will). Once its type is checked, remember its pid so
+    // later ticks skip it on the three loads above.
+    if (known_idle_pid[procno] == pid) return true;
     if (backend_status_array == nullptr) return false;
     BackendId id = proc->backendId;
     if (id <= 0 || id > MaxBackends) return false;
     const volatile PgBackendStatus *e = &backend_status_array[id - 1];
-    return e->st_procpid == pid && e->st_backendType == B_BACKEND && proc->lockGroupLeader == nullptr;
+    bool idle_client = e->st_procpid == pid && e->st_backendType == B_BACKEND && proc->lockGroupLeader == nullptr;
+    if (idle_client) known_idle_pid[procno] = pid;
+    return idle_client;
 }
 
 static constexpr uint32 kPrefetchDistance = 8;
@@ -220,6 +227,8 @@ void pg_stat_waits_sampler_main(Datum arg) {
     psw::tick_capacity = psw::shared->num_slots;
     psw::tick_samples = static_cast<psw::HistorySample *>(
         MemoryContextAllocZero(TopMemoryContext, sizeof(psw::HistorySample) * psw::tick_capacity));
+    psw::known_idle_pid = static_cast<int32 *>(
+        MemoryContextAllocZero(TopMemoryContext, sizeof(int32) * psw::tick_capacity));
     psw::tick_keys = static_cast<psw::MinuteKey *>(
         MemoryContextAllocZero(TopMemoryContext, sizeof(psw::MinuteKey) * psw::tick_capacity));
     before_shmem_exit(psw::sampler_exit, 0);
