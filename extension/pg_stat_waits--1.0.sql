@@ -138,3 +138,56 @@ BEGIN
 END
 $$;
 GRANT EXECUTE ON FUNCTION pg_stat_waits_bar(float8, int) TO PUBLIC;
+
+-- ===========================================================================
+-- Sampling (issue 3): history ring, profile, top, timeline, reset.
+-- ===========================================================================
+
+-- Raw samples, oldest first.
+CREATE FUNCTION pg_stat_waits_history_internal(
+    OUT sample_time timestamptz, OUT pid int, OUT leader_pid int, OUT backend_type text,
+    OUT datid oid, OUT usesysid oid, OUT state text, OUT wait_event_type text, OUT wait_event text,
+    OUT queryid bigint, OUT top_queryid bigint)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_history_internal';
+
+CREATE VIEW pg_stat_waits_history AS
+    SELECT * FROM pg_stat_waits_history_internal();
+
+-- Samples since reset by (backend type, database, user, query, wait event).
+CREATE FUNCTION pg_stat_waits_profile_internal(
+    OUT backend_type text, OUT datid oid, OUT usesysid oid, OUT queryid bigint,
+    OUT wait_event_type text, OUT wait_event text, OUT samples bigint, OUT est_time float8)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_profile_internal';
+
+CREATE VIEW pg_stat_waits_profile AS
+    SELECT * FROM pg_stat_waits_profile_internal();
+
+CREATE FUNCTION pg_stat_waits_top(since interval DEFAULT '5 min', n int DEFAULT 10,
+    OUT wait_event_type text, OUT wait_event text, OUT samples bigint, OUT pct float8)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_top';
+
+CREATE FUNCTION pg_stat_waits_timeline(since interval DEFAULT '1 hour', bucket interval DEFAULT '1 min',
+    OUT bucket_start timestamptz, OUT wait_event_type text, OUT wait_event text, OUT samples bigint,
+    OUT avg_active float8)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_timeline';
+
+-- Resets every feature's statistics (sampled and, when present, exact).
+CREATE FUNCTION pg_stat_waits_reset() RETURNS void
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_reset';
+REVOKE ALL ON FUNCTION pg_stat_waits_reset() FROM PUBLIC;
+
+GRANT SELECT ON pg_stat_waits_history, pg_stat_waits_profile TO PUBLIC;

@@ -66,10 +66,10 @@ bool read_proc(uint32 procno, ProcSample *out) {
         out->top_queryid = stmt.top_queryid;
         out->query_start = stmt.query_start;
     }
-    if (have_own)
+    if (out->leader_pid != 0)
+        out->state = kStateActive;  // workers exist only while their query runs (their own slot stays idle)
+    else if (have_own)
         out->state = own.state;
-    else if (out->leader_pid != 0)
-        out->state = kStateActive;  // workers exist only while their query runs
     else if (out->backend_type == B_BACKEND)
         out->state = kStateIdle;  // a client that has run no statement yet
     else

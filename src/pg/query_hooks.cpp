@@ -30,10 +30,6 @@ static BackendSlot *my_slot = nullptr;
 static SlotData local;
 static bool top_is_fetch = false;     // top-level statement is FETCH/MOVE
 static bool top_ends_block = false;   // top-level statement is COMMIT/ROLLBACK/PREPARE
-// Id of a utility statement seen by parse analysis and not yet executed.
-// pg_stat_statements, when loaded after us, zeroes PlannedStmt.queryId of
-// utility statements before our ProcessUtility hook runs; this keeps the id.
-static uint64 parsed_utility_id = 0;
 
 unsigned long long current_queryid() { return local.queryid; }
 unsigned long long current_top_queryid() { return local.top_queryid; }
@@ -95,7 +91,6 @@ static void post_parse_analyze(ParseState *pstate, Query *query, JumbleState *js
     if (nesting_level == 0 && query->queryId != 0 && shared) {
         top_is_fetch = false;
         top_ends_block = false;
-        parsed_utility_id = query->commandType == CMD_UTILITY ? query->queryId : 0;
         statement_start(query->queryId);
     }
 }
@@ -192,6 +187,16 @@ static bool ends_transaction_block(Node *stmt) {
     }
 }
 
+// A utility statement's id as PostgreSQL 15 derives it (queryjumble.c: a
+// hash of the statement's cleaned text, 2 if that hash is 0). Needed when a
+// cached utility statement (extended protocol, e.g. pgbench -M prepared END)
+// reaches us with its id zeroed by pg_stat_statements and nothing reported.
+static uint64 utility_query_id(const char *query_string, int location, int len) {
+    const char *sql = CleanQuerytext(query_string, &location, &len);
+    uint64 id = DatumGetUInt64(hash_any_extended(reinterpret_cast<const unsigned char *>(sql), len, 0));
+    return id != 0 ? id : UINT64CONST(2);
+}
+
 static void process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
                             ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
                             DestReceiver *dest, QueryCompletion *qc) {
@@ -200,8 +205,12 @@ static void process_utility(PlannedStmt *pstmt, const char *query_string, bool r
         Node *stmt = pstmt->utilityStmt;
         top_is_fetch = IsA(stmt, FetchStmt);
         top_ends_block = ends_transaction_block(stmt);
-        uint64 id = pstmt->queryId != 0 ? pstmt->queryId : parsed_utility_id;
-        parsed_utility_id = 0;
+        // pg_stat_statements (track_utility) zeroes pstmt->queryId before
+        // calling down the hook chain; the id pg_stat_activity shows is still
+        // the backend's reported one, so fall back to it (COMMIT/END of a
+        // transaction block would otherwise carry no id while it flushes WAL).
+        uint64 id = pstmt->queryId != 0 ? pstmt->queryId : pgstat_get_my_query_id();
+        if (id == 0 && query_string != nullptr) id = utility_query_id(query_string, pstmt->stmt_location, pstmt->stmt_len);
         statement_start(id);
     }
     int saved_level = nesting_level;

@@ -1,13 +1,19 @@
 #include "shmem_parts.h"
 
+#include "persistence.h"
+#include "sampler.h"
+#include "sampling_shmem.h"
 #include "timing.h"
 
 namespace psw {
 
-// Order matters only in that core_part comes first: it sets psw::shared.
+// Order matters: core_part comes first (it sets psw::shared), and
+// persistence_part last (it loads the saved statistics into the parts above).
 static const ShmemPart *const parts[] = {
     &core_part,
     &timing_part,
+    &sampling_part,
+    &persistence_part,
 };
 
 int shmem_part_count() { return static_cast<int>(sizeof(parts) / sizeof(parts[0])); }
@@ -15,6 +21,7 @@ const ShmemPart &shmem_part_at(int i) { return *parts[i]; }
 
 void start_features() {
     timing_install();  // exact timing: GOT patching, postmaster only
+    register_sampler();
 }
 
 }  // namespace psw

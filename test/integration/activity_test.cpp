@@ -107,6 +107,7 @@ TEST_F(Activity, NestedStatementUnderTrackAll) {
             EXPECT_NE(qid, *top);
             auto inner = scalar<long long>(*admin, "SELECT count(*) FROM pg_stat_statements WHERE queryid = " +
                                                        std::to_string(qid) + " AND query ILIKE '%pg_sleep%' "
+                                                       "AND dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
                                                        "AND query NOT ILIKE '%it_nested_sleep%'");
             EXPECT_EQ(inner.value_or(0), 1) << "inner queryid not known to pg_stat_statements";
         } else {

@@ -1,0 +1,125 @@
+// Fixed-capacity open-addressing hash table of counters, laid out in a raw
+// memory region (shared memory) and never resized.
+//
+// Why fixed: shared memory is sized at postmaster start; a key that does not
+// fit is refused (the caller counts what it drops — nothing is lost
+// silently). Keys are trivially copyable and compared bytewise, so callers
+// must zero padding (build keys with memset or value-initialization).
+// One writer at a time; readers copy the region under a SeqRegion.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace psw {
+
+inline uint64_t hash_bytes(const void *data, size_t len) {
+    // FNV-1a over the bytes, then a 64-bit finalizer to spread low bits.
+    const unsigned char *p = static_cast<const unsigned char *>(data);
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
+}
+
+template <typename Key>
+class FixedHashTable {
+    static_assert(std::is_trivially_copyable<Key>::value, "shared memory holds trivially copyable data");
+
+public:
+    struct Slot {
+        uint64_t count;  // 0 = empty slot (a present key always has count > 0)
+        Key key;
+    };
+    struct Header {
+        uint64_t slots;  // power of two, at least 2 × limit
+        uint64_t limit;  // most keys the table accepts
+        uint64_t used;   // keys present
+        uint64_t pad;
+    };
+
+    static uint64_t slots_for(uint64_t limit) {
+        uint64_t s = 16;
+        while (s < 2 * limit) s <<= 1;
+        return s;
+    }
+    static size_t bytes(uint64_t limit) { return sizeof(Header) + slots_for(limit) * sizeof(Slot); }
+
+    FixedHashTable() = default;
+    explicit FixedHashTable(void *mem) : header_(static_cast<Header *>(mem)) {}
+
+    void init(uint64_t limit) {
+        uint64_t slots = slots_for(limit);
+        std::memset(static_cast<void *>(header_), 0, sizeof(Header) + slots * sizeof(Slot));
+        header_->slots = slots;
+        header_->limit = limit;
+    }
+    void clear() {
+        std::memset(static_cast<void *>(slots()), 0, header_->slots * sizeof(Slot));
+        header_->used = 0;
+    }
+
+    uint64_t used() const { return header_->used; }
+    uint64_t limit() const { return header_->limit; }
+    uint64_t slot_count() const { return header_->slots; }
+
+    // Adds n (> 0) to key's counter. A new key is accepted only while fewer
+    // than key_limit keys are present (key_limit <= limit()); returns false
+    // when it was refused.
+    bool add(const Key &key, uint64_t n, uint64_t key_limit) {
+        uint64_t mask = header_->slots - 1;
+        uint64_t i = hash_bytes(&key, sizeof(Key)) & mask;
+        Slot *s = slots();
+        for (;;) {
+            if (s[i].count == 0) {
+                if (header_->used >= key_limit || header_->used >= header_->limit) return false;
+                s[i].key = key;
+                __atomic_store_n(&s[i].count, n, __ATOMIC_RELAXED);
+                header_->used++;
+                return true;
+            }
+            if (std::memcmp(&s[i].key, &key, sizeof(Key)) == 0) {
+                __atomic_store_n(&s[i].count, s[i].count + n, __ATOMIC_RELAXED);
+                return true;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+    bool add(const Key &key, uint64_t n) { return add(key, n, header_->limit); }
+
+    // Counter of key, 0 when absent.
+    uint64_t get(const Key &key) const {
+        uint64_t mask = header_->slots - 1;
+        uint64_t i = hash_bytes(&key, sizeof(Key)) & mask;
+        const Slot *s = slots();
+        for (;;) {
+            if (s[i].count == 0) return 0;
+            if (std::memcmp(&s[i].key, &key, sizeof(Key)) == 0) return s[i].count;
+            i = (i + 1) & mask;
+        }
+    }
+
+    // visit(const Key&, uint64_t count) for each present key, slot order.
+    template <typename Visit>
+    void for_each(Visit &&visit) const {
+        const Slot *s = slots();
+        for (uint64_t i = 0; i < header_->slots; i++)
+            if (s[i].count != 0) visit(s[i].key, s[i].count);
+    }
+
+    // Raw slot array, for copying the table as one block.
+    const Slot *slot_array() const { return slots(); }
+
+private:
+    Slot *slots() const { return reinterpret_cast<Slot *>(reinterpret_cast<char *>(header_) + sizeof(Header)); }
+    Header *header_ = nullptr;
+};
+
+}  // namespace psw

@@ -1,0 +1,192 @@
+#include "minute_buckets.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace psw {
+
+size_t MinuteBuckets::bytes(uint32_t nbuckets) {
+    return sizeof(Header) + static_cast<size_t>(nbuckets) * sizeof(Bucket) +
+           FixedHashTable<MinuteKey>::bytes(kScratchKeys);
+}
+
+MinuteBuckets::Bucket *MinuteBuckets::bucket(uint32_t i) const {
+    return reinterpret_cast<Bucket *>(reinterpret_cast<char *>(header_) + sizeof(Header)) + i;
+}
+
+FixedHashTable<MinuteKey> MinuteBuckets::scratch() const {
+    return FixedHashTable<MinuteKey>(reinterpret_cast<char *>(header_) + sizeof(Header) +
+                                     static_cast<size_t>(header_->nbuckets) * sizeof(Bucket));
+}
+
+void MinuteBuckets::init(uint32_t nbuckets) {
+    std::memset(static_cast<void *>(header_), 0, sizeof(Header) + static_cast<size_t>(nbuckets) * sizeof(Bucket));
+    header_->nbuckets = nbuckets;
+    header_->current.minute = -1;
+    for (uint32_t i = 0; i < nbuckets; i++) bucket(i)->minute = -1;
+    scratch().init(kScratchKeys);
+}
+
+void MinuteBuckets::add_to_scratch(const MinuteKey &key, uint64_t n) {
+    FixedHashTable<MinuteKey> t = scratch();
+    if (t.add(key, n, kScratchKeys - kScratchReserve)) return;
+    MinuteKey other{};
+    other.wait = key.wait == kWaitCatchAll ? kWaitCatchAll : (key.wait | kWaitOtherQueries);
+    if (t.add(other, n, kScratchKeys - 1)) return;
+    MinuteKey all{};
+    all.wait = kWaitCatchAll;
+    t.add(all, n, kScratchKeys);  // the last key is always left for the catch-all
+}
+
+void MinuteBuckets::close_current() {
+    Bucket &cur = header_->current;
+    if (cur.minute < 0) return;
+    std::vector<MinuteRow> rows;
+    rows.reserve(scratch().used());
+    scratch().for_each([&](const MinuteKey &k, uint64_t c) {
+        rows.push_back(MinuteRow{k.queryid, k.wait, static_cast<uint32_t>(c)});
+    });
+    // Largest first; ties broken by key so compaction is deterministic.
+    std::sort(rows.begin(), rows.end(), [](const MinuteRow &a, const MinuteRow &b) {
+        if (a.count != b.count) return a.count > b.count;
+        if (a.wait != b.wait) return a.wait < b.wait;
+        return a.queryid < b.queryid;
+    });
+
+    Bucket *b = bucket(static_cast<uint32_t>(cur.minute % header_->nbuckets));
+    b->seq.write_begin();
+    b->minute = cur.minute;
+    b->ticks = cur.ticks;
+    b->samples = cur.samples;
+    const uint32_t keep = kBucketKeys - kOtherRows;
+    uint32_t n = 0;
+    size_t i = 0;
+    for (; i < rows.size() && n < keep; i++) {
+        if ((rows[i].wait & kWaitOtherQueries) != 0 || rows[i].wait == kWaitCatchAll) continue;
+        b->rows[n++] = rows[i];
+        rows[i].count = 0;  // taken
+    }
+    // Fold what is left into per-wait "other" rows, then the catch-all.
+    const uint32_t top_n = n;
+    uint32_t catch_all = 0;
+    for (size_t j = 0; j < rows.size(); j++) {
+        if (rows[j].count == 0) continue;
+        uint32_t wait = rows[j].wait == kWaitCatchAll ? kWaitCatchAll : (rows[j].wait | kWaitOtherQueries);
+        if (wait == kWaitCatchAll) {
+            catch_all += rows[j].count;
+            continue;
+        }
+        uint32_t r = top_n;
+        while (r < n && b->rows[r].wait != wait) r++;
+        if (r < n) {
+            b->rows[r].count += rows[j].count;
+        } else if (n < kBucketKeys - 1) {
+            b->rows[n++] = MinuteRow{0, wait, rows[j].count};
+        } else {
+            catch_all += rows[j].count;
+        }
+    }
+    if (catch_all > 0) b->rows[n++] = MinuteRow{0, kWaitCatchAll, catch_all};
+    b->nrows = n;
+    b->seq.write_end();
+
+    scratch().clear();
+    cur.minute = -1;
+    cur.ticks = 0;
+    cur.samples = 0;
+}
+
+void MinuteBuckets::tick(int64_t minute, const MinuteKey *keys, size_t n) {
+    Bucket &cur = header_->current;
+    cur.seq.write_begin();
+    if (cur.minute != minute) {
+        close_current();
+        cur.minute = minute;
+    }
+    for (size_t i = 0; i < n; i++) add_to_scratch(keys[i], 1);
+    cur.ticks++;
+    cur.samples += n;
+    cur.seq.write_end();
+}
+
+void MinuteBuckets::clear() {
+    Bucket &cur = header_->current;
+    cur.seq.write_begin();
+    for (uint32_t i = 0; i < header_->nbuckets; i++) {
+        Bucket *b = bucket(i);
+        if (b->minute < 0) continue;
+        b->seq.write_begin();
+        b->minute = -1;
+        b->nrows = 0;
+        b->ticks = 0;
+        b->samples = 0;
+        b->seq.write_end();
+    }
+    scratch().clear();
+    cur.minute = -1;
+    cur.ticks = 0;
+    cur.samples = 0;
+    cur.seq.write_end();
+}
+
+int64_t MinuteBuckets::oldest_minute() const {
+    int64_t oldest = -1;
+    for (uint32_t i = 0; i < header_->nbuckets; i++) {
+        int64_t m = __atomic_load_n(&bucket(i)->minute, __ATOMIC_RELAXED);
+        if (m >= 0 && (oldest < 0 || m < oldest)) oldest = m;
+    }
+    return oldest;
+}
+
+bool MinuteBuckets::read(int64_t from_minute, std::vector<MinuteCopy> *out) const {
+    bool complete = true;
+    out->clear();
+    // The current minute first: if it closes while the buckets are read, its
+    // closed copy is found below and replaces this one (never counted twice,
+    // never missed).
+    MinuteCopy cur;
+    bool have_cur = false;
+    {
+        const Bucket &c = header_->current;
+        FixedHashTable<MinuteKey> t = scratch();
+        bool ok = c.seq.read(
+            [&] {
+                cur.rows.clear();
+                cur.minute = c.minute;
+                cur.ticks = c.ticks;
+                cur.samples = c.samples;
+                t.for_each([&](const MinuteKey &k, uint64_t cnt) {
+                    cur.rows.push_back(MinuteRow{k.queryid, k.wait, static_cast<uint32_t>(cnt)});
+                });
+            },
+            1000);
+        if (!ok) complete = false;
+        have_cur = ok && cur.minute >= 0 && cur.minute >= from_minute;
+    }
+    for (uint32_t i = 0; i < header_->nbuckets; i++) {
+        const Bucket *b = bucket(i);
+        if (__atomic_load_n(&b->minute, __ATOMIC_RELAXED) < from_minute) continue;
+        MinuteCopy m;
+        bool ok = b->seq.read(
+            [&] {
+                m.minute = b->minute;
+                m.ticks = b->ticks;
+                m.samples = b->samples;
+                uint32_t n = std::min(b->nrows, kBucketKeys);
+                m.rows.assign(b->rows, b->rows + n);
+            },
+            1000);
+        if (!ok) {
+            complete = false;
+            continue;
+        }
+        if (m.minute < from_minute) continue;
+        if (have_cur && m.minute == cur.minute) have_cur = false;
+        out->push_back(std::move(m));
+    }
+    if (have_cur) out->push_back(std::move(cur));
+    std::sort(out->begin(), out->end(), [](const MinuteCopy &a, const MinuteCopy &b) { return a.minute < b.minute; });
+    return complete;
+}
+
+}  // namespace psw

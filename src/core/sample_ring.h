@@ -1,0 +1,143 @@
+// Fixed-capacity ring of samples with one writer and lock-free readers.
+//
+// Why per-entry sequences: readers of a 1,000,000-sample history copy
+// megabytes; they must never make the writer (the sampler) wait, and never
+// wait for each other. Each entry carries the sequence of the position it
+// holds (2p+1 while being written, 2p+2 once written). A reader copies the
+// entry, then checks that the sequence still names the position it wanted;
+// an entry overwritten meanwhile is skipped (it has become newer data), so a
+// reader sees every surviving sample exactly once, oldest first.
+//
+// Reset is a single store of the "floor" (the first position readers may
+// return), done by whoever holds the writer role; nothing is cleared.
+// PostgreSQL-free so it can be unit-tested; lives in shared memory as raw
+// bytes laid out by bytes()/attach().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace psw {
+
+template <typename T>
+class SampleRing {
+    static_assert(std::is_trivially_copyable<T>::value, "shared memory holds trivially copyable data");
+
+public:
+    struct Header {
+        uint64_t capacity;
+        uint64_t head;   // next position to write (monotonic, never wraps)
+        uint64_t floor;  // first position readers may return (reset)
+        uint64_t pad;
+    };
+    struct Entry {
+        uint64_t seq;
+        T data;
+    };
+
+    static size_t bytes(uint64_t capacity) { return sizeof(Header) + capacity * sizeof(Entry); }
+
+    SampleRing() = default;
+    explicit SampleRing(void *mem) : header_(static_cast<Header *>(mem)) {}
+
+    void init(uint64_t capacity) {
+        std::memset(static_cast<void *>(header_), 0, bytes(capacity));
+        header_->capacity = capacity;
+    }
+
+    uint64_t capacity() const { return header_->capacity; }
+    uint64_t head() const { return __atomic_load_n(&header_->head, __ATOMIC_ACQUIRE); }
+    uint64_t floor() const { return __atomic_load_n(&header_->floor, __ATOMIC_ACQUIRE); }
+
+    // Number of samples readers can currently see.
+    uint64_t used() const {
+        uint64_t h = head(), f = floor();
+        uint64_t first = h > capacity() ? h - capacity() : 0;
+        if (f > first) first = f;
+        return h - first;
+    }
+
+    // Writer side (one writer at a time).
+    void push(const T &value) {
+        uint64_t p = __atomic_load_n(&header_->head, __ATOMIC_RELAXED);
+        Entry &e = entries()[p % header_->capacity];
+        __atomic_store_n(&e.seq, 2 * p + 1, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        std::memcpy(static_cast<void *>(&e.data), &value, sizeof(T));
+        __atomic_store_n(&e.seq, 2 * p + 2, __ATOMIC_RELEASE);
+        __atomic_store_n(&header_->head, p + 1, __ATOMIC_RELEASE);
+    }
+    // Hides everything written so far from readers.
+    void reset() { __atomic_store_n(&header_->floor, head(), __ATOMIC_RELEASE); }
+    // Restores a floor (used when loading a saved ring; not needed otherwise).
+    void set_floor(uint64_t f) { __atomic_store_n(&header_->floor, f, __ATOMIC_RELEASE); }
+
+    // Reader side: calls visit(const T&) for each sample still present,
+    // oldest first. Returns how many entries were skipped because the writer
+    // overwrote them during the read.
+    template <typename Visit>
+    uint64_t read(Visit &&visit) const {
+        uint64_t h = head();
+        uint64_t cap = header_->capacity;
+        uint64_t start = h > cap ? h - cap : 0;
+        uint64_t f = floor();
+        if (f > start) start = f;
+        uint64_t skipped = 0;
+        T copy;
+        for (uint64_t p = start; p < h; p++) {
+            const Entry &e = entries()[p % cap];
+            uint64_t want = 2 * p + 2;
+            if (__atomic_load_n(&e.seq, __ATOMIC_ACQUIRE) != want) {
+                skipped++;
+                continue;
+            }
+            std::memcpy(static_cast<void *>(&copy), &e.data, sizeof(T));
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            if (__atomic_load_n(&e.seq, __ATOMIC_RELAXED) != want) {
+                skipped++;
+                continue;
+            }
+            visit(static_cast<const T &>(copy));
+        }
+        return skipped;
+    }
+
+    // The oldest sample still present (false when none).
+    bool oldest(T *out) const {
+        bool found = false;
+        read_until([&](const T &v) {
+            *out = v;
+            found = true;
+            return false;
+        });
+        return found;
+    }
+
+    // Like read(), but stops as soon as visit returns false.
+    template <typename Visit>
+    void read_until(Visit &&visit) const {
+        uint64_t h = head();
+        uint64_t cap = header_->capacity;
+        uint64_t start = h > cap ? h - cap : 0;
+        uint64_t f = floor();
+        if (f > start) start = f;
+        T copy;
+        for (uint64_t p = start; p < h; p++) {
+            const Entry &e = entries()[p % cap];
+            uint64_t want = 2 * p + 2;
+            if (__atomic_load_n(&e.seq, __ATOMIC_ACQUIRE) != want) continue;
+            std::memcpy(static_cast<void *>(&copy), &e.data, sizeof(T));
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            if (__atomic_load_n(&e.seq, __ATOMIC_RELAXED) != want) continue;
+            if (!visit(static_cast<const T &>(copy))) return;
+        }
+    }
+
+private:
+    Entry *entries() const { return reinterpret_cast<Entry *>(reinterpret_cast<char *>(header_) + sizeof(Header)); }
+    Header *header_ = nullptr;
+};
+
+}  // namespace psw

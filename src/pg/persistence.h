@@ -1,0 +1,11 @@
+// pg_stat/pg_stat_waits.stat: what survives a clean restart (DESIGN.md §4).
+#pragma once
+
+#include "shared_state.h"
+
+namespace psw {
+// Loads the file at shared-memory creation and registers the save at
+// postmaster exit (a crash discards the statistics). Listed last in
+// shmem_parts.cpp so every other part exists when it loads.
+extern const ShmemPart persistence_part;
+}  // namespace psw

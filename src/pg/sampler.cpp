@@ -1,0 +1,237 @@
+// The sampler: a background worker that every sample_period reads each live
+// process's wait event and statement ids (lock-free, via proc_reader) and
+// appends them to the history ring, the profile and the minute buckets.
+//
+// Why a latch and a monotonic schedule: ticks are planned at start + k ×
+// period so a slow tick does not shift all later ones; the lateness of each
+// wakeup is the lag reported in pg_stat_waits_status. A tick that is more
+// than a period late is skipped (counted in the lag), never run twice.
+#include <time.h>
+
+#include "gucs.h"
+#include "proc_reader.h"
+#include "sampling_shmem.h"
+#include "sampler.h"
+
+extern "C" {
+#include "postmaster/interrupt.h"
+}
+
+PSW_EXPORT void pg_stat_waits_sampler_main(Datum arg);
+
+namespace psw {
+
+void register_sampler() {
+    BackgroundWorker worker;
+    memset(&worker, 0, sizeof(worker));
+    // A database-less "connection" puts the sampler in the proc array, so
+    // pg_stat_activity shows it and pg_terminate_backend(sampler_pid) works;
+    // PostgreSQL allows that only from ConsistentState on, which is when a
+    // hot standby starts accepting connections (so the sampler runs there too).
+    worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+    worker.bgw_start_time = BgWorkerStart_ConsistentState;
+    worker.bgw_restart_time = 1;  // seconds; a sampler that exits is back within one
+    strlcpy(worker.bgw_library_name, "pg_stat_waits", BGW_MAXLEN);
+    strlcpy(worker.bgw_function_name, "pg_stat_waits_sampler_main", BGW_MAXLEN);
+    strlcpy(worker.bgw_name, "pg_stat_waits sampler", BGW_MAXLEN);
+    strlcpy(worker.bgw_type, "pg_stat_waits sampler", BGW_MAXLEN);
+    worker.bgw_main_arg = static_cast<Datum>(0);
+    RegisterBackgroundWorker(&worker);
+}
+
+static int64 monotonic_ns() {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+static uint32 encode_wait(const ProcSample &s) {
+    if (s.wait_event_info != 0) return s.wait_event_info;
+    // Idle in transaction outside ClientRead is the backend finishing a
+    // statement or taking the next one in: work on the CPU, as for active.
+    if (s.state == kStateIdle) return kWaitIdleNoEvent;
+    return 0;  // CPU
+}
+
+// Fast path for the common case of many idle client connections: a process
+// whose own slot says idle while it waits in ClientRead is skipped after
+// three loads (pid, wait event, slot state) instead of a full read_proc.
+// Anything else (stale slot, parallel worker, torn read) takes the full path,
+// which applies the same rule (is_idle_sample) with every field.
+static int32 *known_idle_pid = nullptr;  // per procno: a client seen idle before its first statement
+
+static bool quick_idle(uint32 procno) {
+    const volatile PGPROC *proc = &ProcGlobal->allProcs[procno];
+    int32 pid = proc->pid;
+    if (pid == 0) return true;  // no process: nothing to sample
+    if (proc->wait_event_info != WAIT_EVENT_CLIENT_READ) return false;
+    const SeqLocked<SlotData> &pub = shared->slots[procno].pub;
+    uint32 before = __atomic_load_n(&pub.seq, __ATOMIC_ACQUIRE);
+    if (before & 1u) return false;
+    const volatile SlotData *d = &pub.data;
+    int32 slot_pid = d->pid;
+    uint8_t state = d->state;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&pub.seq, __ATOMIC_RELAXED) != before) return false;
+    if (slot_pid == pid) return state == kStateIdle;
+    // A client that has run no statement yet has not written its slot (its
+    // first statement will). Once its type is checked, remember its pid so
+    // later ticks skip it on the three loads above.
+    if (known_idle_pid[procno] == pid) return true;
+    if (backend_status_array == nullptr) return false;
+    BackendId id = proc->backendId;
+    if (id <= 0 || id > MaxBackends) return false;
+    const volatile PgBackendStatus *e = &backend_status_array[id - 1];
+    bool idle_client = e->st_procpid == pid && e->st_backendType == B_BACKEND && proc->lockGroupLeader == nullptr;
+    if (idle_client) known_idle_pid[procno] = pid;
+    return idle_client;
+}
+
+static constexpr uint32 kPrefetchDistance = 8;
+
+// Per-tick scratch, allocated once for the largest possible process count.
+static HistorySample *tick_samples = nullptr;
+static MinuteKey *tick_keys = nullptr;
+static uint32 tick_capacity = 0;
+
+static void take_sample() {
+    TimestampTz now = GetCurrentTimestamp();
+    uint32 nprocs = proc_count();
+    uint32 n = 0;
+    bool sample_idle = guc_sample_idle;
+    for (uint32 procno = 0; procno < nprocs && n < tick_capacity; procno++) {
+        // The PGPROC array is far larger than the caches at 1000 connections:
+        // ask for the lines a few processes ahead so their misses overlap.
+        uint32 ahead = procno + kPrefetchDistance;
+        if (ahead < nprocs) {
+            const PGPROC *p = &ProcGlobal->allProcs[ahead];
+            __builtin_prefetch(&p->pid);
+            __builtin_prefetch(&p->wait_event_info);
+            __builtin_prefetch(&shared->slots[ahead]);
+        }
+        if (!sample_idle && quick_idle(procno)) continue;
+        ProcSample s;
+        if (!read_proc(procno, &s)) continue;
+        if (s.pid == MyProcPid) continue;  // the sampler does not sample itself
+        if (!sample_idle && is_idle_sample(s)) continue;
+        HistorySample &h = tick_samples[n];
+        memset(&h, 0, sizeof(h));
+        h.sample_time = now;
+        h.pid = s.pid;
+        h.leader_pid = s.leader_pid;
+        h.datid = s.datid;
+        h.usesysid = s.usesysid;
+        h.wait = encode_wait(s);
+        h.backend_type = static_cast<int16>(s.backend_type);
+        h.state = s.state;
+        h.queryid = s.queryid;
+        h.top_queryid = s.top_queryid;
+        MinuteKey &k = tick_keys[n];
+        memset(&k, 0, sizeof(k));
+        k.queryid = s.queryid;
+        k.wait = h.wait;
+        n++;
+    }
+
+    // Writes are short (n samples); readers never hold this lock while
+    // copying, only a reset or a reader's rare fallback does.
+    SampleRing<HistorySample> ring = history_ring();
+    FixedHashTable<ProfileKey> profile = profile_table();
+    LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+    sampling->profile_seq.write_begin();
+    int64 dropped = 0;
+    for (uint32 i = 0; i < n; i++) {
+        const HistorySample &h = tick_samples[i];
+        ring.push(h);
+        ProfileKey key;
+        memset(&key, 0, sizeof(key));
+        key.queryid = h.queryid;
+        key.datid = h.datid;
+        key.usesysid = h.usesysid;
+        key.wait = h.wait;
+        key.backend_type = h.backend_type;
+        if (!profile.add(key, 1)) dropped++;
+    }
+    bool buckets_ok = true;
+    try {
+        minute_buckets().tick(now / USECS_PER_MINUTE, tick_keys, n);
+    } catch (...) {
+        buckets_ok = false;  // out of memory while compacting a minute
+    }
+    sampling->samples_recorded += n;
+    sampling->period_ms = guc_sample_period_ms;
+    shared->samples_taken++;
+    shared->last_sample_time = now;
+    shared->profile_dropped += dropped;
+    shared->profile_entries = static_cast<int64>(profile.used());
+    shared->history_used = static_cast<int64>(ring.used());
+    sampling->profile_seq.write_end();
+    LWLockRelease(shared->lock);
+    if (!buckets_ok) elog(LOG, "pg_stat_waits sampler: out of memory while closing a minute bucket");
+}
+
+static void sampler_exit(int code, Datum arg) {
+    if (shared != nullptr && shared->sampler_pid == MyProcPid) shared->sampler_pid = 0;
+}
+
+static void record_lag(double lag_ms) {
+    shared->sampler_lag_ms_last = lag_ms;
+    if (lag_ms > shared->sampler_lag_ms_max) shared->sampler_lag_ms_max = lag_ms;
+}
+
+static void sampler_loop() {
+    int64 next_ns = 0;  // 0: schedule from now
+    for (;;) {
+        CHECK_FOR_INTERRUPTS();
+        if (ShutdownRequestPending) proc_exit(1);  // 1: the postmaster restarts us unless shutting down
+        if (ConfigReloadPending) {
+            ConfigReloadPending = false;
+            ProcessConfigFile(PGC_SIGHUP);
+            next_ns = 0;  // a new period starts a new schedule
+        }
+        int64 period_ns = static_cast<int64>(guc_sample_period_ms) * 1000000LL;
+        if (period_ns <= 0) {
+            // Idle until a reload changes the period.
+            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1, PG_WAIT_EXTENSION);
+            ResetLatch(MyLatch);
+            next_ns = 0;
+            continue;
+        }
+        int64 now = monotonic_ns();
+        if (next_ns == 0) next_ns = now;
+        if (now < next_ns) {
+            long timeout_ms = static_cast<long>((next_ns - now + 999999) / 1000000);
+            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, timeout_ms, PG_WAIT_EXTENSION);
+            ResetLatch(MyLatch);
+            continue;
+        }
+        record_lag(static_cast<double>(now - next_ns) / 1e6);
+        take_sample();
+        next_ns += period_ns;
+        if (next_ns <= now) next_ns = now + period_ns;  // late by a period or more: skip, never burst
+    }
+}
+
+}  // namespace psw
+
+void pg_stat_waits_sampler_main(Datum arg) {
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+    BackgroundWorkerUnblockSignals();
+    BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
+
+    if (psw::shared == nullptr || psw::sampling == nullptr) {
+        elog(LOG, "pg_stat_waits sampler: shared memory is not initialized");
+        proc_exit(1);
+    }
+    psw::tick_capacity = psw::shared->num_slots;
+    psw::tick_samples = static_cast<psw::HistorySample *>(
+        MemoryContextAllocZero(TopMemoryContext, sizeof(psw::HistorySample) * psw::tick_capacity));
+    psw::known_idle_pid = static_cast<int32 *>(
+        MemoryContextAllocZero(TopMemoryContext, sizeof(int32) * psw::tick_capacity));
+    psw::tick_keys = static_cast<psw::MinuteKey *>(
+        MemoryContextAllocZero(TopMemoryContext, sizeof(psw::MinuteKey) * psw::tick_capacity));
+    before_shmem_exit(psw::sampler_exit, 0);
+    psw::shared->sampler_pid = MyProcPid;
+    psw::sampler_loop();
+}

@@ -1,0 +1,6 @@
+#pragma once
+
+namespace psw {
+// Registers the sampler background worker (postmaster, preload time).
+void register_sampler();
+}  // namespace psw

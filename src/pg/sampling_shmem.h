@@ -1,0 +1,71 @@
+// Shared memory of the sampling feature: the history ring, the profile and
+// the minute buckets (PostgreSQL-free structures from src/core placed in one
+// ShmemPart, sized from the postmaster GUCs at start).
+#pragma once
+
+#include "shared_state.h"
+#include "../core/fixed_hash.h"
+#include "../core/minute_buckets.h"
+#include "../core/sample_ring.h"
+#include "../core/seq_region.h"
+
+namespace psw {
+
+// Encoded wait of a sample in aggregates: wait_event_info, 0 for 'CPU', or
+// kWaitIdleNoEvent for an idle process outside any wait event (only with
+// sample_idle = on). Bits 16..23 are unused by PostgreSQL's wait_event_info.
+constexpr uint32 kWaitIdleNoEvent = 0x00400000u;
+
+// One row of pg_stat_waits_history.
+struct HistorySample {
+    TimestampTz sample_time;
+    int32 pid;
+    int32 leader_pid;
+    Oid datid;
+    Oid usesysid;
+    uint32 wait;  // encoded as above
+    int16 backend_type;
+    uint8 state;
+    uint8 pad;
+    uint64 queryid;
+    uint64 top_queryid;
+};
+
+// Key of pg_stat_waits_profile (zero padding: keys compare bytewise).
+struct ProfileKey {
+    uint64 queryid;
+    Oid datid;
+    Oid usesysid;
+    uint32 wait;
+    int32 backend_type;
+};
+
+struct SamplingShared {
+    SeqRegion profile_seq;  // sampler ticks and resets write under it
+    uint32 pad;
+    int64 samples_recorded;  // rows written since reset
+    int32 period_ms;  // period of the last tick: samples x period_ms is time
+    // Since when the history ring holds every sample (start or reset); older
+    // windows are answered from the minute buckets.
+    TimestampTz history_complete_since;
+    uint64 history_offset;
+    uint64 profile_offset;
+    uint64 buckets_offset;
+};
+
+extern SamplingShared *sampling;
+extern const ShmemPart sampling_part;
+
+SampleRing<HistorySample> history_ring();
+FixedHashTable<ProfileKey> profile_table();
+MinuteBuckets minute_buckets();
+
+// Names of an encoded wait as the views show them (the kWaitOtherQueries
+// flag is ignored; the catch-all row is 'Other'/'Other').
+void encoded_wait_names(uint32 wait, const char **type, const char **name);
+
+// Sampler ticks take shared->lock exclusively for their writes; a reset
+// takes it too. Readers normally copy lock-free (see sql_sampling.cpp).
+void reset_sampling();
+
+}  // namespace psw

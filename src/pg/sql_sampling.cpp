@@ -1,0 +1,309 @@
+// SQL readers of the sampled data: pg_stat_waits_history, _profile, _top and
+// _timeline.
+//
+// Why no lock: readers copy the history entry by entry under per-entry
+// sequences, and the profile and minute buckets under sequence counters, so
+// they never make the sampler wait, never wait for each other and never
+// depend on the sampler being alive. Only when a profile copy keeps racing
+// the sampler (ten tries) does a reader take the shared lock, which bounds
+// its wait by one tick's writes.
+#include <new>
+#include <vector>
+
+#include "boundary.h"
+#include "gucs.h"
+#include "proc_reader.h"
+#include "sampling_shmem.h"
+#include "../core/window_agg.h"
+
+PSW_SQL_FUNCTION(pg_stat_waits_history_internal)
+PSW_SQL_FUNCTION(pg_stat_waits_profile_internal)
+PSW_SQL_FUNCTION(pg_stat_waits_top)
+PSW_SQL_FUNCTION(pg_stat_waits_timeline)
+
+namespace psw {
+
+// Whether the reader may see queryids of a role, remembered per role for
+// the length of one call (history has up to millions of rows).
+struct VisibilityCache {
+    Oid roles[32];
+    bool visible[32];
+    int n = 0;
+    bool get(Oid role) {
+        for (int i = 0; i < n; i++)
+            if (roles[i] == role) return visible[i];
+        bool v = can_see_queries_of(role);
+        if (n < 32) {
+            roles[n] = role;
+            visible[n] = v;
+            n++;
+        }
+        return v;
+    }
+};
+
+static Datum text_or_null(const char *s, bool *isnull) {
+    *isnull = s == nullptr;
+    return s ? CStringGetTextDatum(s) : static_cast<Datum>(0);
+}
+
+// palloc that throws instead of ereport, for use while C++ objects are alive.
+template <typename T>
+static T *palloc_array_nothrow(size_t n) {
+    void *p = palloc_extended(Max(n, static_cast<size_t>(1)) * sizeof(T), MCXT_ALLOC_NO_OOM | MCXT_ALLOC_HUGE);
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<T *>(p);
+}
+
+// The period samples stand for: the sampler's last period (the GUC may be 0
+// now, idling the sampler, while the samples were taken at 10 ms).
+double sample_period_for_time() {
+    int32 p = sampling->period_ms;
+    return p > 0 ? p : Max(guc_sample_period_ms, 0);
+}
+
+// ---- history ----------------------------------------------------------------
+enum HistoryColumn {
+    kHiSampleTime, kHiPid, kHiLeaderPid, kHiBackendType, kHiDatid, kHiUsesysid, kHiState, kHiWaitType,
+    kHiWait, kHiQueryid, kHiTopQueryid, kHiColumns
+};
+
+static void put_history_row(ReturnSetInfo *rsinfo, const HistorySample &h, VisibilityCache &vis) {
+    Datum v[kHiColumns];
+    bool n[kHiColumns];
+    memset(n, 0, sizeof(n));
+    v[kHiSampleTime] = TimestampTzGetDatum(h.sample_time);
+    v[kHiPid] = Int32GetDatum(h.pid);
+    v[kHiLeaderPid] = Int32GetDatum(h.leader_pid);
+    n[kHiLeaderPid] = h.leader_pid == 0;
+    v[kHiBackendType] = text_or_null(backend_type_name(h.backend_type), &n[kHiBackendType]);
+    v[kHiDatid] = ObjectIdGetDatum(h.datid);
+    n[kHiDatid] = h.datid == InvalidOid;
+    v[kHiUsesysid] = ObjectIdGetDatum(h.usesysid);
+    n[kHiUsesysid] = h.usesysid == InvalidOid;
+    v[kHiState] = text_or_null(slot_state_name(h.state), &n[kHiState]);
+    const char *wtype, *wname;
+    encoded_wait_names(h.wait, &wtype, &wname);
+    v[kHiWaitType] = text_or_null(wtype, &n[kHiWaitType]);
+    v[kHiWait] = text_or_null(wname, &n[kHiWait]);
+    // Visibility follows the role that ran the sampled statement.
+    bool visible = vis.get(h.usesysid);
+    v[kHiQueryid] = Int64GetDatum(static_cast<int64>(h.queryid));
+    n[kHiQueryid] = !visible || h.queryid == 0;
+    v[kHiTopQueryid] = Int64GetDatum(static_cast<int64>(h.top_queryid));
+    n[kHiTopQueryid] = !visible || h.top_queryid == 0;
+    tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+}
+
+// ---- window: history ring or minute buckets -----------------------------------
+static TimestampTz window_start(Interval *since) {
+    if (since->month < 0 || since->day < 0 || since->time < 0 ||
+        (since->month == 0 && since->day == 0 && since->time == 0))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("window must be a positive interval")));
+    TimestampTz now = GetCurrentTimestamp();
+    return DatumGetTimestampTz(
+        DirectFunctionCall2(timestamptz_mi_interval, TimestampTzGetDatum(now), PointerGetDatum(since)));
+}
+
+// The history answers a window when it holds every sample since the
+// window's start; otherwise, if the minute buckets reach further back, they
+// answer it (minute resolution).
+static bool use_history(TimestampTz from) {
+    SampleRing<HistorySample> ring = history_ring();
+    TimestampTz complete_since = sampling->history_complete_since;
+    if (ring.head() - ring.floor() > ring.capacity()) {
+        HistorySample oldest;
+        if (ring.oldest(&oldest) && oldest.sample_time + 1 > complete_since) complete_since = oldest.sample_time + 1;
+    }
+    if (from >= complete_since) return true;
+    int64 oldest_minute = minute_buckets().oldest_minute();
+    if (oldest_minute < 0) return true;
+    return oldest_minute * USECS_PER_MINUTE >= complete_since;
+}
+
+// ---- top --------------------------------------------------------------------
+static TopRow *compute_top(TimestampTz from, int limit, size_t *nrows, uint64 *total) {
+    TopAgg agg;
+    if (use_history(from)) {
+        history_ring().read([&](const HistorySample &h) {
+            if (h.sample_time >= from) agg.add(h.wait, 1);
+        });
+    } else {
+        std::vector<MinuteBuckets::MinuteCopy> minutes;
+        minute_buckets().read(from / USECS_PER_MINUTE, &minutes);
+        for (const auto &m : minutes)
+            for (const MinuteRow &r : m.rows)
+                agg.add(r.wait == kWaitCatchAll ? r.wait : (r.wait & ~kWaitOtherQueries), r.count);
+    }
+    std::vector<TopRow> rows = agg.result(static_cast<size_t>(limit));
+    TopRow *out = palloc_array_nothrow<TopRow>(rows.size());
+    std::copy(rows.begin(), rows.end(), out);
+    *nrows = rows.size();
+    *total = agg.total();
+    return out;
+}
+
+// ---- timeline ---------------------------------------------------------------
+static TimelineRow *compute_timeline(TimestampTz from, int64 width, size_t *nrows, int64 *used_width) {
+    std::vector<TimelineRow> rows;
+    if (use_history(from)) {
+        TimelineAgg agg(width);
+        history_ring().read([&](const HistorySample &h) {
+            if (h.sample_time >= from) agg.add(h.sample_time, h.wait, 1);
+        });
+        rows = agg.result();
+        *used_width = width;
+    } else {
+        // Buckets have minute resolution: widths round up to whole minutes.
+        int64 minutes = (width + USECS_PER_MINUTE - 1) / USECS_PER_MINUTE;
+        TimelineAgg agg(minutes * USECS_PER_MINUTE);
+        std::vector<MinuteBuckets::MinuteCopy> copies;
+        minute_buckets().read(from / USECS_PER_MINUTE, &copies);
+        for (const auto &m : copies)
+            for (const MinuteRow &r : m.rows)
+                agg.add(m.minute * USECS_PER_MINUTE, r.wait == kWaitCatchAll ? r.wait : (r.wait & ~kWaitOtherQueries),
+                        r.count);
+        rows = agg.result();
+        *used_width = minutes * USECS_PER_MINUTE;
+    }
+    TimelineRow *out = palloc_array_nothrow<TimelineRow>(rows.size());
+    std::copy(rows.begin(), rows.end(), out);
+    *nrows = rows.size();
+    return out;
+}
+
+}  // namespace psw
+
+Datum pg_stat_waits_history_internal(PG_FUNCTION_ARGS) {
+    return psw::sql_entry("pg_stat_waits_history", [&]() -> Datum {
+        psw::require_preloaded();
+        InitMaterializedSRF(fcinfo, 0);
+        ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+        // Text datums of each row live in a context reset per row; the
+        // tuplestore keeps its own copy.
+        MemoryContext row_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_stat_waits history row",
+                                                      ALLOCSET_SMALL_SIZES);
+        psw::VisibilityCache vis;
+        psw::history_ring().read([&](const psw::HistorySample &h) {
+            MemoryContext old = MemoryContextSwitchTo(row_cxt);
+            psw::put_history_row(rsinfo, h, vis);
+            MemoryContextSwitchTo(old);
+            MemoryContextReset(row_cxt);
+        });
+        MemoryContextDelete(row_cxt);
+        return static_cast<Datum>(0);
+    });
+}
+
+namespace psw {
+enum ProfileColumn {
+    kPrBackendType, kPrDatid, kPrUsesysid, kPrQueryid, kPrWaitType, kPrWait, kPrSamples, kPrEstTime, kPrColumns
+};
+}
+
+Datum pg_stat_waits_profile_internal(PG_FUNCTION_ARGS) {
+    return psw::sql_entry("pg_stat_waits_profile", [&]() -> Datum {
+        psw::require_preloaded();
+        InitMaterializedSRF(fcinfo, 0);
+        ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+        using Table = psw::FixedHashTable<psw::ProfileKey>;
+        Table table = psw::profile_table();
+        size_t nslots = table.slot_count();
+        size_t bytes = nslots * sizeof(Table::Slot);
+        Table::Slot *copy = static_cast<Table::Slot *>(palloc_extended(bytes, MCXT_ALLOC_HUGE));
+        bool ok = psw::sampling->profile_seq.read([&] { memcpy(copy, table.slot_array(), bytes); }, 10);
+        if (!ok) {
+            LWLockAcquire(psw::shared->lock, LW_SHARED);
+            memcpy(copy, table.slot_array(), bytes);
+            LWLockRelease(psw::shared->lock);
+        }
+        double period = psw::sample_period_for_time();
+        psw::VisibilityCache vis;
+        for (size_t i = 0; i < nslots; i++) {
+            const Table::Slot &s = copy[i];
+            if (s.count == 0) continue;
+            Datum v[psw::kPrColumns];
+            bool n[psw::kPrColumns];
+            memset(n, 0, sizeof(n));
+            v[psw::kPrBackendType] = psw::text_or_null(psw::backend_type_name(s.key.backend_type), &n[psw::kPrBackendType]);
+            v[psw::kPrDatid] = ObjectIdGetDatum(s.key.datid);
+            n[psw::kPrDatid] = s.key.datid == InvalidOid;
+            v[psw::kPrUsesysid] = ObjectIdGetDatum(s.key.usesysid);
+            n[psw::kPrUsesysid] = s.key.usesysid == InvalidOid;
+            v[psw::kPrQueryid] = Int64GetDatum(static_cast<int64>(s.key.queryid));
+            n[psw::kPrQueryid] = s.key.queryid == 0 || !vis.get(s.key.usesysid);
+            const char *wtype, *wname;
+            psw::encoded_wait_names(s.key.wait, &wtype, &wname);
+            v[psw::kPrWaitType] = psw::text_or_null(wtype, &n[psw::kPrWaitType]);
+            v[psw::kPrWait] = psw::text_or_null(wname, &n[psw::kPrWait]);
+            v[psw::kPrSamples] = Int64GetDatum(static_cast<int64>(s.count));
+            v[psw::kPrEstTime] = Float8GetDatum(static_cast<double>(s.count) * period);
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+        }
+        pfree(copy);
+        return static_cast<Datum>(0);
+    });
+}
+
+Datum pg_stat_waits_top(PG_FUNCTION_ARGS) {
+    return psw::sql_entry("pg_stat_waits_top", [&]() -> Datum {
+        psw::require_preloaded();
+        Interval *since = PG_GETARG_INTERVAL_P(0);
+        int32 limit = PG_GETARG_INT32(1);
+        if (limit <= 0)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("n must be positive")));
+        TimestampTz from = psw::window_start(since);
+        InitMaterializedSRF(fcinfo, 0);
+        ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+        size_t nrows = 0;
+        uint64 total = 0;
+        psw::TopRow *rows = psw::compute_top(from, limit, &nrows, &total);
+        for (size_t i = 0; i < nrows; i++) {
+            Datum v[4];
+            bool n[4] = {false, false, false, false};
+            const char *wtype, *wname;
+            psw::encoded_wait_names(rows[i].wait, &wtype, &wname);
+            v[0] = psw::text_or_null(wtype, &n[0]);
+            v[1] = psw::text_or_null(wname, &n[1]);
+            v[2] = Int64GetDatum(static_cast<int64>(rows[i].samples));
+            v[3] = Float8GetDatum(rows[i].pct);
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+        }
+        return static_cast<Datum>(0);
+    });
+}
+
+Datum pg_stat_waits_timeline(PG_FUNCTION_ARGS) {
+    return psw::sql_entry("pg_stat_waits_timeline", [&]() -> Datum {
+        psw::require_preloaded();
+        Interval *since = PG_GETARG_INTERVAL_P(0);
+        Interval *bucket = PG_GETARG_INTERVAL_P(1);
+        if (bucket->month != 0)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("bucket must not contain months or years")));
+        int64 width = bucket->time + static_cast<int64>(bucket->day) * USECS_PER_DAY;
+        if (width <= 0)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("bucket must be a positive interval")));
+        TimestampTz from = psw::window_start(since);
+        InitMaterializedSRF(fcinfo, 0);
+        ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+        size_t nrows = 0;
+        int64 used_width = width;
+        psw::TimelineRow *rows = psw::compute_timeline(from, width, &nrows, &used_width);
+        double period_us = psw::sample_period_for_time() * 1000.0;
+        for (size_t i = 0; i < nrows; i++) {
+            Datum v[5];
+            bool n[5] = {false, false, false, false, false};
+            const char *wtype, *wname;
+            psw::encoded_wait_names(rows[i].wait, &wtype, &wname);
+            v[0] = TimestampTzGetDatum(rows[i].bucket_start);
+            v[1] = psw::text_or_null(wtype, &n[1]);
+            v[2] = psw::text_or_null(wname, &n[2]);
+            v[3] = Int64GetDatum(static_cast<int64>(rows[i].samples));
+            // Average sessions in this state over the bucket (samples × period / width).
+            v[4] = Float8GetDatum(static_cast<double>(rows[i].samples) * period_us / static_cast<double>(used_width));
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+        }
+        return static_cast<Datum>(0);
+    });
+}

@@ -1,0 +1,174 @@
+# Sampling acceptance checks that need their own clusters or whole-server
+# operations (restart, crash, standby, pgbench). Sourced by run_all_suites
+# with the main test cluster running; records "sampling".
+# shellcheck shell=bash
+
+SAMPLING_P=0
+SAMPLING_F=0
+sampling_check() {  # sampling_check NAME ACTUAL OP EXPECTED   (OP: -eq -ge -le -gt, or = for strings)
+  local name=$1 actual=$2 op=$3 expected=$4 ok=1
+  if [ "$op" = "=" ]; then [ "$actual" = "$expected" ] || ok=0
+  else [ -n "$actual" ] && [ "$actual" "$op" "$expected" ] 2>/dev/null || ok=0; fi
+  if [ $ok -eq 1 ]; then SAMPLING_P=$((SAMPLING_P + 1)); echo "ok   $name ($actual $op $expected)"
+  else SAMPLING_F=$((SAMPLING_F + 1)); echo "FAIL $name (got '$actual', want $op $expected)"; fi
+}
+sq() { psql -X -A -t -q "$@"; }
+
+# pgbench TPC-B: at least 99% of client backends' samples carry a queryid.
+sampling_pgbench_attribution() {
+  sq -d postgres -c "DROP DATABASE IF EXISTS psw_pgb" -c "CREATE DATABASE psw_pgb"
+  sq -d psw_pgb -c "CREATE EXTENSION IF NOT EXISTS pg_stat_waits" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
+  pgbench -q -i -s 1 psw_pgb >/dev/null 2>&1
+  local mode since pct
+  for mode in simple prepared; do
+    since=$(sq -d postgres -c "SELECT clock_timestamp()")
+    pgbench -n -M "$mode" -c 4 -j 2 -T 3 psw_pgb >/dev/null 2>&1
+    pct=$(sq -d psw_pgb -c "SELECT floor(10000 * count(queryid) / greatest(count(*), 1)) FROM pg_stat_waits_history
+                             WHERE datid = (SELECT oid FROM pg_database WHERE datname = 'psw_pgb')
+                               AND backend_type = 'client backend' AND sample_time > '$since'")
+    sampling_check "pgbench -M $mode: samples with a queryid (basis points)" "$pct" -ge 9900
+    # The commit of each transaction block waits on WAL under END's own id.
+    local wal bad
+    wal=$(sq -d psw_pgb -c "SELECT count(*) FROM pg_stat_waits_history WHERE sample_time > '$since'
+                             AND datid = (SELECT oid FROM pg_database WHERE datname = 'psw_pgb') AND wait_event = 'WALSync'")
+    bad=$(sq -d psw_pgb -c "SELECT count(*) FROM pg_stat_waits_history h WHERE sample_time > '$since'
+                             AND datid = (SELECT oid FROM pg_database WHERE datname = 'psw_pgb') AND wait_event = 'WALSync'
+                             AND NOT EXISTS (SELECT 1 FROM pg_stat_statements s WHERE s.queryid = h.queryid AND s.query = 'END')")
+    if [ "${wal:-0}" -gt 0 ]; then
+      sampling_check "pgbench -M $mode: WALSync samples attributed to END (of $wal)" "$bad" -eq 0
+    fi
+  done
+  sq -d postgres -c "DROP DATABASE psw_pgb"
+}
+
+# profile_max overflow, clean restart, crash, hot standby: one small cluster.
+sampling_own_cluster() {
+  local dir port sdir sport
+  new_cluster dir "pg_stat_waits.profile_max = 100" "max_connections = 50"
+  port=$PGPORT
+  sq -d postgres -c "CREATE EXTENSION pg_stat_waits"
+  # 120 distinct statements (different column counts = different queryids).
+  local i cols="1" sql=""
+  for i in $(seq 1 120); do cols="$cols,1"; sql="$sql SELECT pg_sleep(0.01), $cols;"; done
+  sq -d postgres -c "$sql" >/dev/null
+  sq -d postgres -c "ALTER SYSTEM SET pg_stat_waits.sample_period = 0" -c "SELECT pg_reload_conf()" >/dev/null
+  sleep 0.5
+  local kept dropped hist entries
+  kept=$(sq -d postgres -c "SELECT sum(samples) FROM pg_stat_waits_profile")
+  dropped=$(sq -d postgres -c "SELECT profile_dropped FROM pg_stat_waits_status")
+  entries=$(sq -d postgres -c "SELECT profile_entries FROM pg_stat_waits_status")
+  hist=$(sq -d postgres -c "SELECT count(*) FROM pg_stat_waits_history")
+  sampling_check "profile_max = 100 holds 100 keys" "$entries" -eq 100
+  sampling_check "profile_dropped > 0 when overflowing" "$dropped" -gt 0
+  sampling_check "profile samples + profile_dropped = samples recorded" "$((kept + dropped))" -eq "$hist"
+
+  # Exact timing's tables too: some timed waits before the restart.
+  sq -d postgres -c "SET pg_stat_waits.timing = on" -c "SELECT pg_sleep(0.05)" -c "SELECT pg_sleep(0.05)" >/dev/null
+  local timed
+  timed=$(sq -d postgres -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_waits")
+  sampling_check "timing counted the sleeps before the restart" "$timed" -ge 2
+
+  # Clean restart keeps the profile (the sampler stays idle: period 0 is in auto.conf).
+  cluster_restart "$dir"
+  sampling_check "clean restart keeps exact timing" "$(sq -d postgres -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_waits")" -eq "$timed"
+  sampling_check "clean restart keeps profile samples" "$(sq -d postgres -c "SELECT sum(samples) FROM pg_stat_waits_profile")" -eq "$kept"
+  sampling_check "clean restart keeps profile_dropped" "$(sq -d postgres -c "SELECT profile_dropped FROM pg_stat_waits_status")" -eq "$dropped"
+  sampling_check "stat file removed once loaded" "$([ -e "$dir/data/pg_stat/pg_stat_waits.stat" ] && echo present || echo absent)" = absent
+
+  # Hot standby made with pg_basebackup samples its own waits.
+  sdir=$(mktemp -d /tmp/pgsw.XXXXXX); chmod 755 "$sdir"; PSW_CLUSTERS+=("$sdir")
+  [ "$(id -u)" -eq 0 ] && chown "$PSW_OS_USER" "$sdir"
+  sport=$(free_port $((port + 1)))
+  as_os_user "$PSW_BINDIR/pg_basebackup" -h "$dir" -p "$port" -U postgres -D "$sdir/data" -R -X stream >/dev/null 2>&1
+  as_os_user sed -i '/pg_stat_waits.sample_period/d' "$sdir/data/postgresql.auto.conf"
+  printf "port = %s\nunix_socket_directories = '%s'\nhot_standby = on\n" "$sport" "$sdir" \
+    | as_os_user tee -a "$sdir/data/postgresql.conf" >/dev/null
+  if cluster_start "$sdir"; then
+    local recovery spid n
+    recovery=$(psql -X -A -t -h "$sdir" -p "$sport" -U postgres -d postgres -c "SELECT pg_is_in_recovery()")
+    sampling_check "standby is in recovery" "$recovery" = t
+    spid=$(psql -X -A -t -h "$sdir" -p "$sport" -U postgres -d postgres -c "SELECT pg_backend_pid() FROM (SELECT pg_sleep(0.5)) s")
+    sleep 0.1
+    n=$(psql -X -A -t -h "$sdir" -p "$sport" -U postgres -d postgres \
+          -c "SELECT count(*) FROM pg_stat_waits_history WHERE pid = $spid AND wait_event = 'PgSleep'")
+    sampling_check "standby samples its own PgSleep (about 50)" "$n" -ge 40
+    cluster_stop "$sdir"
+  else
+    sampling_check "standby starts" 1 -eq 0
+  fi
+
+  # A crash discards the statistics.
+  local victim
+  sq -d postgres -c "SELECT pg_sleep(30)" >/dev/null 2>&1 &
+  sleep 0.5
+  victim=$(sq -d postgres -c "SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(30)%' AND pid <> pg_backend_pid()")
+  kill -9 "$victim"
+  wait 2>/dev/null || true
+  local tries=0
+  until sq -d postgres -c "SELECT 1" >/dev/null 2>&1 || [ $tries -ge 100 ]; do sleep 0.1; tries=$((tries + 1)); done
+  sampling_check "crash discards the profile" "$(sq -d postgres -c "SELECT count(*) FROM pg_stat_waits_profile")" -eq 0
+  sampling_check "crash discards exact timing" "$(sq -d postgres -c "SELECT count(*) FROM pg_stat_waits")" -eq 0
+
+  # Reset clears sampled and exact statistics alike.
+  sq -d postgres -c "SET pg_stat_waits.timing = on" -c "SELECT pg_sleep(0.05)" >/dev/null
+  sq -d postgres -c "ALTER SYSTEM RESET pg_stat_waits.sample_period" -c "SELECT pg_reload_conf()" >/dev/null
+  sq -d postgres -c "SELECT pg_sleep(0.3)" >/dev/null
+  sampling_check "timing and profile have data before reset" \
+    "$(sq -d postgres -c "SELECT (SELECT count(*) FROM pg_stat_waits) * (SELECT count(*) FROM pg_stat_waits_profile)")" -gt 0
+  sq -d postgres -c "ALTER SYSTEM SET pg_stat_waits.sample_period = 0" -c "SELECT pg_reload_conf()" >/dev/null
+  sleep 0.2
+  sq -d postgres -c "SELECT pg_stat_waits_reset()" >/dev/null
+  sampling_check "reset clears exact timing and the profile" \
+    "$(sq -d postgres -c "SELECT (SELECT count(*) FROM pg_stat_waits) + (SELECT count(*) FROM pg_stat_waits_profile) + (SELECT count(*) FROM pg_stat_waits_queries)")" -eq 0
+  cluster_stop "$dir"
+}
+
+# --long: reading a full 1,000,000-sample history with 16 concurrent readers
+# while sampling leaves no gap over two periods in the sampler's schedule.
+sampling_big_history() {
+  local dir since until_ts gap lwlock
+  new_cluster dir "pg_stat_waits.history_size = 1000000" "max_connections = 300"
+  sq -d postgres -c "CREATE EXTENSION pg_stat_waits"
+  echo "SELECT pg_sleep(120);" > "$dir/sleep.sql"; chmod a+r "$dir/sleep.sql"
+  pgbench -n -c 220 -j 4 -T 200 -f "$dir/sleep.sql" postgres >/dev/null 2>&1 &
+  local bench=$!
+  local used=0 tries=0
+  until [ "$used" -ge 1000000 ] || [ $tries -ge 150 ]; do
+    sleep 1; tries=$((tries + 1)); used=$(sq -d postgres -c "SELECT history_used FROM pg_stat_waits_status")
+  done
+  sampling_check "history filled to 1,000,000" "$used" -ge 1000000
+  since=$(sq -d postgres -c "SELECT clock_timestamp()")
+  local r pids=()
+  for r in $(seq 1 16); do
+    sq -d postgres -c "SELECT count(*) FROM pg_stat_waits_history" >"$dir/reader.$r" 2>&1 &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  until_ts=$(sq -d postgres -c "SELECT clock_timestamp()")
+  local okreaders=0
+  for r in $(seq 1 16); do grep -q '^[0-9]\+$' "$dir/reader.$r" && [ "$(cat "$dir/reader.$r")" -ge 900000 ] && okreaders=$((okreaders + 1)); done
+  sampling_check "16 concurrent readers each read the full history" "$okreaders" -eq 16
+  gap=$(sq -d postgres -c "SELECT coalesce(ceil(max(g)), 0) FROM (SELECT extract(epoch FROM t - lag(t) OVER (ORDER BY t)) * 1000 AS g
+                             FROM (SELECT DISTINCT sample_time t FROM pg_stat_waits_history
+                                   WHERE sample_time BETWEEN '$since' AND '$until_ts') d) x")
+  sampling_check "largest gap between ticks while 16 readers read (ms)" "$gap" -le 20
+  lwlock=$(sq -d postgres -c "SELECT count(*) FROM pg_stat_waits_history WHERE sample_time BETWEEN '$since' AND '$until_ts'
+                               AND wait_event_type = 'LWLock' AND wait_event = 'pg_stat_waits'")
+  sampling_check "readers never waited on pg_stat_waits' lock" "$lwlock" -eq 0
+  kill "$bench" 2>/dev/null; wait "$bench" 2>/dev/null || true
+  cluster_stop "$dir"
+}
+
+suite_sampling() {
+  local main_host=$PGHOST main_port=$PGPORT
+  sampling_pgbench_attribution
+  sampling_own_cluster
+  export PGHOST=$main_host PGPORT=$main_port
+  if [ "${PSW_LONG:-0}" = 1 ]; then
+    sampling_big_history
+    export PGHOST=$main_host PGPORT=$main_port
+  fi
+  record sampling "$SAMPLING_P" "$SAMPLING_F"
+}
+
+suite_sampling
