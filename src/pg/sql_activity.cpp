@@ -23,6 +23,12 @@ static void put_activity_row(ReturnSetInfo *rsinfo, const ProcSample &s) {
     values[kActLeaderPid] = Int32GetDatum(s.leader_pid);
     nulls[kActLeaderPid] = s.leader_pid == 0;
     const char *btype = backend_type_name(s.backend_type);
+    // Like pg_stat_activity: a background worker shows its own type
+    // ("parallel worker", "pg_stat_waits sampler", ...).
+    if (s.backend_type == B_BG_WORKER) {
+        const char *bgw = GetBackgroundWorkerTypeByPid(s.pid);
+        if (bgw != nullptr) btype = bgw;
+    }
     values[kActBackendType] = btype ? CStringGetTextDatum(btype) : 0;
     nulls[kActBackendType] = btype == nullptr;
     values[kActDatid] = ObjectIdGetDatum(s.datid);
