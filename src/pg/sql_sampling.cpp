@@ -96,10 +96,15 @@ static void put_history_row(ReturnSetInfo *rsinfo, const HistorySample &h, Visib
 }
 
 // ---- window: history ring or minute buckets -----------------------------------
-static TimestampTz window_start(Interval *since) {
+static const char *interval_text(Interval *i) {
+    return DatumGetCString(DirectFunctionCall1(interval_out, PointerGetDatum(i)));
+}
+
+static TimestampTz window_start(const char *function, Interval *since) {
     if (since->month < 0 || since->day < 0 || since->time < 0 ||
         (since->month == 0 && since->day == 0 && since->time == 0))
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("window must be a positive interval")));
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("%s: since must be a positive interval, not \"%s\"", function, interval_text(since))));
     TimestampTz now = GetCurrentTimestamp();
     return DatumGetTimestampTz(
         DirectFunctionCall2(timestamptz_mi_interval, TimestampTzGetDatum(now), PointerGetDatum(since)));
@@ -251,8 +256,9 @@ Datum pg_stat_waits_top(PG_FUNCTION_ARGS) {
         Interval *since = PG_GETARG_INTERVAL_P(0);
         int32 limit = PG_GETARG_INT32(1);
         if (limit <= 0)
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("n must be positive")));
-        TimestampTz from = psw::window_start(since);
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("pg_stat_waits_top: n must be positive, not %d", limit)));
+        TimestampTz from = psw::window_start("pg_stat_waits_top", since);
         InitMaterializedSRF(fcinfo, 0);
         ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
         size_t nrows = 0;
@@ -280,11 +286,14 @@ Datum pg_stat_waits_timeline(PG_FUNCTION_ARGS) {
         Interval *bucket = PG_GETARG_INTERVAL_P(1);
         if (bucket->month != 0)
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("bucket must not contain months or years")));
+                            errmsg("pg_stat_waits_timeline: bucket must not contain months or years, not \"%s\"",
+                                   psw::interval_text(bucket))));
         int64 width = bucket->time + static_cast<int64>(bucket->day) * USECS_PER_DAY;
         if (width <= 0)
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("bucket must be a positive interval")));
-        TimestampTz from = psw::window_start(since);
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("pg_stat_waits_timeline: bucket must be a positive interval, not \"%s\"",
+                                   psw::interval_text(bucket))));
+        TimestampTz from = psw::window_start("pg_stat_waits_timeline", since);
         InitMaterializedSRF(fcinfo, 0);
         ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
         size_t nrows = 0;

@@ -1,6 +1,6 @@
 -- Visibility of other users' queryids, as pg_stat_activity does it.
 BEGIN;
-SELECT plan(7);
+SELECT plan(9);
 
 CREATE ROLE psw_tap_plain LOGIN;
 CREATE ROLE psw_tap_stats LOGIN IN ROLE pg_read_all_stats;
@@ -19,6 +19,12 @@ SELECT throws_ok('SET pg_stat_waits.timing = on', '42501', NULL,
                  'plain user cannot switch exact timing on');
 SELECT throws_ok('SET pg_stat_waits.track = ''all''', '42501', NULL,
                  'plain user cannot change what is tracked');
+SELECT throws_ok('SELECT pg_stat_waits_reset()', '42501', NULL,
+                 'plain user cannot reset the statistics');
+SELECT ok((SELECT count(*) FROM pg_stat_waits_history h
+            WHERE h.usesysid <> (SELECT oid FROM pg_roles WHERE rolname = current_user)
+              AND h.queryid IS NOT NULL) = 0,
+          'plain user sees no queryid in other users'' history rows');
 RESET ROLE;
 
 SET LOCAL ROLE psw_tap_stats;

@@ -1,0 +1,48 @@
+-- Every SQL function with NULL, negative, zero, huge and unknown arguments:
+-- a clear error or a documented empty result, never a crash.
+CREATE EXTENSION IF NOT EXISTS pg_stat_waits;
+\set VERBOSITY terse
+
+-- pg_stat_waits_top(since, n)
+SELECT count(*) FROM pg_stat_waits_top(NULL);
+SELECT count(*) FROM pg_stat_waits_top('5 min', NULL);
+SELECT * FROM pg_stat_waits_top('-5 min');
+SELECT * FROM pg_stat_waits_top('0');
+SELECT * FROM pg_stat_waits_top('5 min', 0);
+SELECT * FROM pg_stat_waits_top('5 min', -1);
+SELECT count(*) >= 0 AS answers FROM pg_stat_waits_top('100 years', 2147483647);
+SELECT * FROM pg_stat_waits_top('infinity');
+
+-- pg_stat_waits_timeline(since, bucket)
+SELECT count(*) FROM pg_stat_waits_timeline(NULL);
+SELECT count(*) FROM pg_stat_waits_timeline('1 hour', NULL);
+SELECT * FROM pg_stat_waits_timeline('-1 hour');
+SELECT * FROM pg_stat_waits_timeline('1 hour', '0 s');
+SELECT * FROM pg_stat_waits_timeline('1 hour', '-1 min');
+SELECT * FROM pg_stat_waits_timeline('1 hour', '1 month');
+SELECT * FROM pg_stat_waits_timeline('1 hour', 'infinity');
+SELECT count(*) >= 0 AS answers FROM pg_stat_waits_timeline('100 years', '1 min');
+
+-- pg_stat_waits_histogram(type, event)
+SELECT count(*) FROM pg_stat_waits_histogram(NULL, 'PgSleep');
+SELECT count(*) FROM pg_stat_waits_histogram('Timeout', NULL);
+SELECT * FROM pg_stat_waits_histogram('Timeout', 'NoSuchEvent');
+SELECT * FROM pg_stat_waits_histogram('NoSuchType', 'PgSleep');
+SELECT * FROM pg_stat_waits_histogram('', '');
+SELECT count(*) AS buckets FROM pg_stat_waits_histogram('Timeout', 'PgSleep');
+SELECT count(*) AS buckets FROM pg_stat_waits_histogram('CPU', 'CPU');
+SELECT count(*) AS buckets FROM pg_stat_waits_histogram('Unreported', 'pread');
+
+-- pg_stat_waits_bar(fraction, width)
+SELECT pg_stat_waits_bar(NULL) IS NULL AS null_gives_null;
+SELECT pg_stat_waits_bar(-0.1);
+SELECT pg_stat_waits_bar(1.5);
+SELECT pg_stat_waits_bar(0.5, 0);
+SELECT pg_stat_waits_bar(0.5, 100000);
+SELECT pg_stat_waits_bar('NaN');
+SELECT length(pg_stat_waits_bar(0.5, 10)) AS ten_cells;
+
+-- pg_stat_waits_bench_wrapper(mode, n)
+SELECT pg_stat_waits_bench_wrapper('bogus', 10);
+SELECT pg_stat_waits_bench_wrapper('off', -1);
+SELECT pg_stat_waits_bench_wrapper(NULL, 10) IS NULL AS strict_null;
