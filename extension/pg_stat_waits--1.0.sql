@@ -44,6 +44,14 @@ CREATE FUNCTION pg_stat_waits_wait_events(
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'pg_stat_waits_wait_events';
 
+-- Fault testing: the sampler raises an ERROR at its next tick and is
+-- restarted by the postmaster. Returns the pid of the sampler asked to fail.
+CREATE FUNCTION pg_stat_waits_inject_sampler_fault() RETURNS int
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_inject_sampler_fault';
+REVOKE ALL ON FUNCTION pg_stat_waits_inject_sampler_fault() FROM PUBLIC;
+
 -- Like pg_stat_activity: everyone may read; queryids of other users' rows
 -- are hidden inside the functions unless the reader may see them.
 GRANT SELECT ON pg_stat_waits_activity, pg_stat_waits_status TO PUBLIC;

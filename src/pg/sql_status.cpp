@@ -7,6 +7,7 @@
 
 PSW_SQL_FUNCTION(pg_stat_waits_status_internal)
 PSW_SQL_FUNCTION(pg_stat_waits_require_preload)
+PSW_SQL_FUNCTION(pg_stat_waits_inject_sampler_fault)
 
 namespace psw {
 
@@ -63,4 +64,18 @@ Datum pg_stat_waits_status_internal(PG_FUNCTION_ARGS) {
 Datum pg_stat_waits_require_preload(PG_FUNCTION_ARGS) {
     psw::require_preloaded();
     PG_RETURN_VOID();
+}
+
+// Fault testing: asks the sampler to fail with an ERROR at its next tick, to
+// prove that a failing sampler exits alone and is restarted (no crash-restart
+// of the cluster). Superuser only.
+Datum pg_stat_waits_inject_sampler_fault(PG_FUNCTION_ARGS) {
+    psw::require_preloaded();
+    if (!superuser())
+        ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                        errmsg("pg_stat_waits_inject_sampler_fault: must be superuser")));
+    int32 pid = psw::shared->sampler_pid;
+    __atomic_store_n(&psw::shared->sampler_fault_requested, 1u, __ATOMIC_RELEASE);
+    if (pid == 0) PG_RETURN_NULL();
+    PG_RETURN_INT32(pid);
 }

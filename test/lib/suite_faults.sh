@@ -34,6 +34,32 @@ suite_faults() {
     test "$(faults_q "SELECT count(*) FROM pg_stat_waits_activity WHERE pid = ${victim:-0}")" = 0
   check "no extension error in the server log" \
     bash -c "! tail -n +$((log_before + 1)) '$PGHOST/server.log' | grep -i 'pg_stat_waits' | grep -E 'ERROR|FATAL|PANIC'"
+
+  # An ERROR inside the sampler: it exits alone, the postmaster starts a new
+  # one, no crash-restart, and other sessions keep running.
+  local old_sampler new_sampler restarts_before sleeper2
+  restarts_before=$(grep -c 'all server processes terminated; reinitializing' "$PGHOST/server.log" || true)
+  psql -X -q -d postgres -c "SELECT pg_sleep(2)" >/dev/null 2>&1 &
+  sleeper2=$!
+  old_sampler=$(faults_q "SELECT pg_stat_waits_inject_sampler_fault()")
+  check "a sampler was running to fail" test -n "$old_sampler"
+  new_sampler=""
+  for i in $(seq 1 30); do
+    new_sampler=$(faults_q "SELECT sampler_pid FROM pg_stat_waits_status WHERE sampler_pid <> ${old_sampler:-0}")
+    [ -n "$new_sampler" ] && break
+    sleep 0.1
+  done
+  check "a new sampler runs within 3 s of the injected error" test -n "$new_sampler"
+  check "the injected error is in the server log" grep -q 'fault injected by pg_stat_waits_inject_sampler_fault' "$PGHOST/server.log"
+  check "no crash-restart after the sampler's error" \
+    test "$(grep -c 'all server processes terminated; reinitializing' "$PGHOST/server.log" || true)" = "$restarts_before"
+  check "a session running meanwhile finished normally" wait "$sleeper2"
+  local taken1 taken2
+  taken1=$(faults_q "SELECT samples_taken FROM pg_stat_waits_status"); sleep 0.3
+  taken2=$(faults_q "SELECT samples_taken FROM pg_stat_waits_status")
+  check "the new sampler samples" test "$taken2" -gt "$taken1"
+  check "plain users cannot inject faults" bash -c "! psql -X -q -d postgres -c 'CREATE ROLE psw_fault_plain' -c 'SET ROLE psw_fault_plain' -c 'SELECT pg_stat_waits_inject_sampler_fault()' >/dev/null 2>&1"
+  faults_q "DROP ROLE IF EXISTS psw_fault_plain" >/dev/null
   record faults "$p" "$f"
 }
 
