@@ -48,13 +48,22 @@ stage_postgres() {
   local bindir libdir sharedir
   bindir=$($PG_CONFIG --bindir); libdir=$($PG_CONFIG --pkglibdir); sharedir=$($PG_CONFIG --sharedir)
   mkdir -p "$PSW_STAGE"
+  # The cluster user must reach the staged binaries: a checkout under a
+  # private directory (e.g. /root) gets its stage under /var/tmp instead.
+  if [ "$(id -u)" -eq 0 ] && ! runuser -u "$PSW_OS_USER" -- test -x "$PSW_STAGE" 2>/dev/null; then
+    PSW_STAGE=/var/tmp/pg_stat_waits-stage-$(printf '%s' "$PSW_ROOT" | md5sum | cut -c1-12)
+    mkdir -p "$PSW_STAGE"
+    chmod 755 "$PSW_STAGE"
+    log "checkout not readable by $PSW_OS_USER: staging PostgreSQL in $PSW_STAGE"
+  fi
   for d in "$bindir" "$libdir" "$sharedir"; do
     mkdir -p "$PSW_STAGE$d"
     cp -a -u "$d/." "$PSW_STAGE$d/"
   done
   PSW_BINDIR=$PSW_STAGE$bindir
-  export PSW_BINDIR
-  chmod -R a+rX "$PSW_BUILD"
+  export PSW_BINDIR PSW_STAGE
+  chmod -R a+rX "$PSW_STAGE"
+  chmod a+rX "$PSW_BUILD" 2>/dev/null || true
 }
 
 build_extension() {
