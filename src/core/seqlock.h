@@ -10,30 +10,25 @@
 #include <cstring>
 #include <type_traits>
 
+#include "seq_region.h"
+
 namespace psw {
 
 template <typename T>
 struct SeqLocked {
     static_assert(std::is_trivially_copyable<T>::value, "shared memory holds trivially copyable data");
 
-    uint32_t seq;  // odd while a write is in progress
+    SeqRegion seq;  // odd while a write is in progress
     T data;
 
     void init() {
-        seq = 0;
+        seq.seq = 0;
         std::memset(static_cast<void *>(&data), 0, sizeof(T));
     }
 
     // Writer side: only the owning process may call these.
-    void write_begin() {
-        uint32_t s = __atomic_load_n(&seq, __ATOMIC_RELAXED);
-        __atomic_store_n(&seq, s + 1, __ATOMIC_RELAXED);
-        __atomic_thread_fence(__ATOMIC_RELEASE);
-    }
-    void write_end() {
-        uint32_t s = __atomic_load_n(&seq, __ATOMIC_RELAXED);
-        __atomic_store_n(&seq, s + 1, __ATOMIC_RELEASE);
-    }
+    void write_begin() { seq.write_begin(); }
+    void write_end() { seq.write_end(); }
     template <typename F>
     void write(F &&mutate) {
         write_begin();
@@ -45,18 +40,7 @@ struct SeqLocked {
     // max_tries racing writes (a writer that died mid-write leaves seq odd
     // forever; readers must not hang on it) and returns false then.
     bool read(T *out, int max_tries = 1000) const {
-        for (int i = 0; i < max_tries; i++) {
-            uint32_t before = __atomic_load_n(&seq, __ATOMIC_ACQUIRE);
-            if (before & 1u) {
-                cpu_relax();
-                continue;
-            }
-            copy_racy(out);
-            __atomic_thread_fence(__ATOMIC_ACQUIRE);
-            uint32_t after = __atomic_load_n(&seq, __ATOMIC_RELAXED);
-            if (before == after) return true;
-        }
-        return false;
+        return seq.read([&] { copy_racy(out); }, max_tries);
     }
 
 private:
@@ -66,11 +50,6 @@ private:
         const volatile unsigned char *src = reinterpret_cast<const volatile unsigned char *>(&data);
         unsigned char *dst = reinterpret_cast<unsigned char *>(out);
         for (size_t i = 0; i < sizeof(T); i++) dst[i] = src[i];
-    }
-    static void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
     }
 };
 

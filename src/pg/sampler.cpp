@@ -66,13 +66,13 @@ static bool quick_idle(uint32 procno) {
     if (pid == 0) return true;  // no process: nothing to sample
     if (proc->wait_event_info != WAIT_EVENT_CLIENT_READ) return false;
     const SeqLocked<SlotData> &pub = shared->slots[procno].pub;
-    uint32 before = __atomic_load_n(&pub.seq, __ATOMIC_ACQUIRE);
-    if (before & 1u) return false;
+    bool even;
+    uint32 before = pub.seq.read_begin(&even);
+    if (!even) return false;
     const volatile SlotData *d = &pub.data;
     int32 slot_pid = d->pid;
     uint8_t state = d->state;
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&pub.seq, __ATOMIC_RELAXED) != before) return false;
+    if (!pub.seq.validate(before)) return false;
     if (slot_pid == pid) return state == kStateIdle;
     // A client that has run no statement yet has not written its slot (its
     // first statement will). Once its type is checked, remember its pid so

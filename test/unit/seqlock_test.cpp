@@ -29,7 +29,7 @@ TEST(SeqLock, WriteIsVisible) {
     Payload out{};
     ASSERT_TRUE(s.read(&out));
     EXPECT_EQ(out.b, 8u);
-    EXPECT_EQ(s.seq % 2, 0u);
+    EXPECT_EQ(s.seq.seq % 2, 0u);
 }
 
 TEST(SeqLock, ReaderGivesUpOnAbandonedWrite) {
