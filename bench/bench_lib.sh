@@ -90,7 +90,16 @@ bench_start() {
   local lines=() l
   while IFS= read -r l; do [ -n "$l" ] && lines+=("$l"); done < <(printf '%s\n' "$@")
   local had=${PGHOST+x} save_host=${PGHOST:-} save_port=${PGPORT:-} dir
-  new_cluster dir "client_connection_check_interval = 250ms" "${lines[@]}"
+  # Other checkouts start clusters on this machine at the same time: start
+  # from a random port and retry when someone takes it between check and bind.
+  local try ok=0
+  for try in 1 2 3 4; do
+    if PSW_PORT=$((55000 + RANDOM % 3000)) new_cluster dir "client_connection_check_interval = 250ms" "${lines[@]}"; then
+      ok=1; break
+    fi
+    cluster_stop "$dir"; rm -rf "$dir"
+  done
+  [ $ok = 1 ] || die "bench: cannot start a cluster for $name"
   BENCH_DIR[$name]=$dir
   BENCH_PORT[$name]=$PGPORT
   # new_cluster points PG* at the new cluster; give the caller's back.
