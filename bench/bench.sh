@@ -45,7 +45,9 @@ run_bench() {
   : >"$BENCH_METRICS"
   BENCH_T0=$(date +%s)
   BENCH_INTERPOSED=""
-  BENCH_CMD="./run bench$([ "$quick" = 1 ] && echo ' --quick')$([ -n "$only" ] && echo " --only $only")"
+  BENCH_CMD="./run bench"
+  [ "$quick" = 1 ] && BENCH_CMD+=" --quick"
+  [ -n "$only" ] && BENCH_CMD+=" --only $only"
   build_holder
 
   bench_detect_features
