@@ -6,22 +6,41 @@
 # starts no background worker, so the sampler's cost is measured elsewhere.
 # shellcheck shell=bash
 
-# callgrind_count DATADIR INPUT [-c name=value ...]: instructions executed.
+# shellcheck source=bench/bench_cg_breakdown.sh
+source "${BASH_SOURCE[0]%/*}/bench_cg_breakdown.sh"
+
+# callgrind_count DATADIR INPUT OUTFILE [-c name=value ...]: instructions
+# executed; the profile goes to OUTFILE (/dev/null to drop it).
 callgrind_count() {
-  local datadir=$1 input=$2; shift 2
+  local datadir=$1 input=$2 outfile=$3; shift 3
   local out
-  out=$(as_os_user valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+  out=$(as_os_user valgrind --tool=callgrind --callgrind-out-file="$outfile" \
         "$PSW_BINDIR/postgres" --single -D "$datadir" "$@" postgres <"$input" 2>&1 >/dev/null)
   echo "$out" | sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' | tail -1
 }
 
 # callgrind_slope DATADIR N CONFIG [extra -c args...]: instructions/statement.
+# With CG_KEEP=1 the two profiles stay as $BENCH_CG_DIR/cg_CONFIG.{N,2N}.out.
 callgrind_slope() {
   local datadir=$1 n=$2 cfg=$3; shift 3
-  local args=() a i1 i2
+  local args=() a i1="" i2="" o1=/dev/null o2=/dev/null
   while IFS= read -r a; do args+=("$a"); done < <(bench_cfg_args "$cfg")
-  i1=$(callgrind_count "$datadir" "$BENCH_CG_DIR/in$n.sql" "${args[@]}" "$@")
-  i2=$(callgrind_count "$datadir" "$BENCH_CG_DIR/in$((2 * n)).sql" "${args[@]}" "$@")
+  # Without this, PostgreSQL flushes pending table statistics at most once
+  # a second: the number of flushes follows wall-clock time (slow under
+  # valgrind, slower on a loaded machine), which made the slope wander by
+  # ~40 instructions/statement between identical runs.
+  args+=(-c track_counts=off)
+  if [ "${CG_KEEP:-0}" = 1 ]; then o1=$BENCH_CG_DIR/cg_$cfg.$n.out; o2=$BENCH_CG_DIR/cg_$cfg.$((2 * n)).out; fi
+  # CG_REPS > 1: the least count of several runs. What still varies between
+  # identical runs (a few instructions/statement) is work added by timing or
+  # layout; the least count is closest to the statement's own cost.
+  local r c
+  for r in $(seq "${CG_REPS:-1}"); do
+    c=$(callgrind_count "$datadir" "$BENCH_CG_DIR/in$n.sql" "$o1" "${args[@]}" "$@")
+    { [ -z "${i1:-}" ] || { [ -n "$c" ] && [ "$c" -lt "$i1" ]; }; } && i1=$c
+    c=$(callgrind_count "$datadir" "$BENCH_CG_DIR/in$((2 * n)).sql" "$o2" "${args[@]}" "$@")
+    { [ -z "${i2:-}" ] || { [ -n "$c" ] && [ "$c" -lt "$i2" ]; }; } && i2=$c
+  done
   [ -n "$i1" ] && [ -n "$i2" ] || { echo NA; return 0; }
   awk -v a="$i1" -v b="$i2" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) / n }'
 }
@@ -48,11 +67,18 @@ bench_callgrind() {
     if [ "$cfg" != none_qid ] && ! bench_cfg_available "$cfg"; then
       metric callgrind "$cfg" instr_per_stmt NA instr "${BENCH_WHY[$cfg]:-}"; continue
     fi
-    v=$(callgrind_slope "$BENCH_CG_DIR/data" "$n" "$cfg" -c max_connections=100)
+    v=$(CG_KEEP=1 CG_REPS=$([ "$quick" = 1 ] && echo 1 || echo 2) callgrind_slope "$BENCH_CG_DIR/data" "$n" "$cfg" -c max_connections=100)
     metric callgrind "$cfg" instr_per_stmt "$v" instr "${BENCH_WHY[$cfg]:-}"
   done
+  # Where the extension's instructions go (from the profiles just taken).
+  for cfg in psw_sampling psw_timing; do
+    bench_cfg_available "$cfg" && callgrind_breakdown "$n" "$cfg"
+  done
+  local present=()
+  for cfg in none_qid psw_sampling psw_timing; do [ -s "$BENCH_CG_DIR/cg_$cfg.$n.out" ] && present+=("$cfg"); done
+  callgrind_objects "$n" none "${present[@]}"
   if [ "$quick" != 1 ]; then
-    # Determinism: the baseline measured a second time.
+    # Determinism: the baseline measured again, single runs.
     metric callgrind none instr_per_stmt_repeat "$(callgrind_slope "$BENCH_CG_DIR/data" "$n" none \
       -c max_connections=100)" instr
     # Scaling: per-statement cost against the number of backend slots.
@@ -76,7 +102,9 @@ callgrind_render() {
   basq=$(metric_get callgrind none_qid instr_per_stmt)
   md "## 1. Per-statement instructions (callgrind)" ""
   md "valgrind --tool=callgrind on \`postgres --single\` running N=$n and 2N \`SELECT 1;\`; instructions per"
-  md "statement = (I(2N) − I(N)) / N, so start-up and shutdown cancel. Deterministic to a few instructions."
+  md "statement = (I(2N) − I(N)) / N, so start-up and shutdown cancel. \`track_counts = off\` in every"
+  md "configuration: otherwise the once-a-second statistics flush, whose count follows wall-clock time"
+  md "under valgrind, makes the slope wander by tens of instructions between identical runs."
   md "Single-user mode loads shared_preload_libraries but runs no background worker: this is the cost a"
   md "backend pays per statement; the sampler's own cost is section 2." ""
   md "| configuration | instructions / statement | Δ vs no extension | % over no extension | Δ vs compute_query_id = on | note |"
@@ -95,9 +123,17 @@ callgrind_render() {
   md ""
   md "pg_stat_waits turns on query-id computation itself (\`EnableQueryId()\`, so its ids match"
   md "pg_stat_statements); the diagnostic row shows what that computation costs on its own, and the"
-  md "\"Δ vs compute_query_id = on\" column the rest (hooks and slot writes)."
+  md "\"Δ vs compute_query_id = on\" column the rest (hooks and slot writes)." ""
+  callgrind_breakdown_render psw_sampling
+  callgrind_breakdown_render psw_timing
+  local shown=() c2
+  for c2 in none_qid psw_sampling psw_timing pg_wait_sampling pg_stat_statements; do
+    [ -n "$(metric_get callgrind_object "$c2" postgres)" ] && shown+=("$c2")
+  done
+  [ ${#shown[@]} -gt 0 ] && callgrind_objects_render none "${shown[@]}"
   if [ "$quick" != 1 ]; then
-    md "" "Determinism: the no-extension slope measured twice: $(fmt "$base") and" \
+    md "" "Determinism: the table above takes the least count of 2 runs per point; the no-extension slope"
+    md "from one more single run per point:" \
        "$(fmt "$(metric_get callgrind none instr_per_stmt_repeat)") instructions/statement." ""
     md "Per-statement cost against max_connections (number of backend slots in shared memory):" ""
     md "| max_connections | no extension | pg_stat_waits | Δ |" "|---:|---:|---:|---:|"

@@ -26,7 +26,7 @@ contrib_parse() {
 
 bench_contrib() {
   local quick=$1 cap f name rc out
-  cap=$([ "$quick" = 1 ] && echo 25 || echo 300)
+  cap=$([ "$quick" = 1 ] && echo 25 || echo 180)
   md_section 70_contrib
   md "## 7. Contributed measurements (features' own benchmark scripts)" ""
   local scripts=()

@@ -41,7 +41,9 @@ sampler_measure() {
   read -r line <&"${HOLD[0]}" || line=""
   if [ "${line%% *}" != ready ]; then
     metric sampler "$cfg" "idle backends=$k" NA pct_core "holder failed: $line"
-    echo quit >&"${HOLD[1]}" 2>/dev/null; wait "$HOLD_PID" 2>/dev/null; return 0
+    { echo quit >&"${HOLD[1]}"; } 2>/dev/null || true
+    wait "$HOLD_PID" 2>/dev/null || true
+    return 0
   fi
   sleep 1
   n0=$( [ "$cfg" = psw_sampling ] && bsql "$name" "SELECT samples_taken FROM pg_stat_waits_status" || echo 0)

@@ -39,7 +39,7 @@ bench_throughput() {
   if [ "$quick" = 1 ]; then
     rounds=2; t=2; scale=1; n1=10000; workloads=("select-only 1" "tpcb-like $hi")
   else
-    rounds=3; t=5; scale=4; n1=10000
+    rounds=5; t=4; scale=4; n1=10000
     workloads=("select-only 1" "select-only $hi" "tpcb-like 1" "tpcb-like $hi")
   fi
   local cfgs=() c
