@@ -139,7 +139,7 @@ bench_write_report() {
   pgv=$("$PSW_BINDIR/postgres" --version)
   pgwsv=$(dpkg-query -W -f='${Version}' postgresql-15-pg-wait-sampling 2>/dev/null || echo "not installed")
   commit=$(git -C "$PSW_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
-  git -C "$PSW_ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted changes"
+  git -C "$PSW_ROOT" diff --quiet HEAD -- . ':!bench/results' 2>/dev/null || commit="$commit + uncommitted changes"
   {
     echo "# pg_stat_waits benchmarks$([ "$BENCH_QUICK" = 1 ] && echo ' (quick mode)')"
     echo

@@ -44,6 +44,9 @@ bench_throughput() {
   fi
   local cfgs=() c
   while IFS= read -r c; do cfgs+=("$c"); done < <(tp_configs)
+  # Keep the full run inside its time budget as configurations land.
+  [ "$quick" = 1 ] || t=$(( 320 / (${#workloads[@]} * ${#cfgs[@]} * rounds) ))
+  [ "$t" -ge 2 ] || t=2
   log "bench: throughput (${cfgs[*]}; $rounds rounds x ${t} s)"
   md_section 30_throughput
   for c in "${cfgs[@]}"; do
