@@ -41,6 +41,11 @@ run_bench() {
   mkdir -p "$BENCH_OUT"
   BENCH_TMP=$(mktemp -d /tmp/pgsw-bench.XXXXXX)
   chmod 755 "$BENCH_TMP"
+  # Scratch files go even when a section fails (./run's cleanup still stops
+  # the clusters).
+  if declare -F cleanup >/dev/null; then
+    trap 'rm -rf "$BENCH_TMP" "${BENCH_CG_DIR:-}"; cleanup' EXIT
+  fi
   BENCH_METRICS=$BENCH_TMP/metrics.tsv
   : >"$BENCH_METRICS"
   BENCH_T0=$(date +%s)
