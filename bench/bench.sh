@@ -1,0 +1,70 @@
+# Benchmark harness: ./run bench [--quick] [--only SECTION[,SECTION...]]
+# Runs every section side by side over the configurations of bench_lib.sh,
+# writes bench/results/latest.md (+ latest.tsv with the raw figures, plots)
+# and prints the report. Sections: callgrind sampler throughput accuracy
+# memory contrib. See docs/bench.md.
+# shellcheck shell=bash
+
+BENCH_HERE=$PSW_ROOT/bench
+# shellcheck source=bench/bench_lib.sh
+source "$BENCH_HERE/bench_lib.sh"
+# shellcheck source=bench/bench_callgrind.sh
+source "$BENCH_HERE/bench_callgrind.sh"
+# shellcheck source=bench/bench_sampler.sh
+source "$BENCH_HERE/bench_sampler.sh"
+# shellcheck source=bench/bench_throughput.sh
+source "$BENCH_HERE/bench_throughput.sh"
+# shellcheck source=bench/bench_accuracy.sh
+source "$BENCH_HERE/bench_accuracy.sh"
+# shellcheck source=bench/bench_memory.sh
+source "$BENCH_HERE/bench_memory.sh"
+# shellcheck source=bench/bench_contrib.sh
+source "$BENCH_HERE/bench_contrib.sh"
+# shellcheck source=bench/bench_report.sh
+source "$BENCH_HERE/bench_report.sh"
+
+BENCH_SECTIONS=(callgrind sampler throughput accuracy memory contrib)
+
+run_bench() {
+  local quick=0 only="" a
+  while [ $# -gt 0 ]; do
+    a=$1; shift
+    case $a in
+      --quick) quick=1 ;;
+      --only) only=${1:-}; shift ;;
+      --only=*) only=${a#--only=} ;;
+      *) die "usage: ./run bench [--quick] [--only SECTION,...]" ;;
+    esac
+  done
+  BENCH_QUICK=$quick
+  BENCH_OUT=${BENCH_OUT:-$BENCH_HERE/results}
+  mkdir -p "$BENCH_OUT"
+  BENCH_TMP=$(mktemp -d /tmp/pgsw-bench.XXXXXX)
+  chmod 755 "$BENCH_TMP"
+  # Scratch files go even when a section fails (./run's cleanup still stops
+  # the clusters).
+  if declare -F cleanup >/dev/null; then
+    trap 'rm -rf "$BENCH_TMP" "${BENCH_CG_DIR:-}"; cleanup' EXIT
+  fi
+  BENCH_METRICS=$BENCH_TMP/metrics.tsv
+  : >"$BENCH_METRICS"
+  BENCH_T0=$(date +%s)
+  BENCH_INTERPOSED=""
+  BENCH_CMD="./run bench"
+  [ "$quick" = 1 ] && BENCH_CMD+=" --quick"
+  [ -n "$only" ] && BENCH_CMD+=" --only $only"
+  build_holder
+
+  bench_detect_features
+  local s
+  for s in "${BENCH_SECTIONS[@]}"; do
+    if [ -n "$only" ] && [[ ",$only," != *",$s,"* ]]; then continue; fi
+    local t=$(date +%s)
+    "bench_$s" "$quick"
+    metric elapsed harness "$s" "$(( $(date +%s) - t ))" s
+  done
+  bench_write_report
+  cat "$BENCH_REPORT"
+  log "bench: report in ${BENCH_REPORT#"$PSW_ROOT"/} ($(( $(date +%s) - BENCH_T0 )) s)"
+  rm -rf "$BENCH_TMP"
+}

@@ -1,0 +1,140 @@
+# Accuracy: waits of known length are injected and compared with what each
+# tool reports: pg_stat_waits' exact time (view pg_stat_waits, when timing
+# exists), its sampled estimate (pg_stat_waits_profile.est_time = samples x
+# period) and pg_wait_sampling's (profile count x profile_period), against
+# the time the waiting client measured around its statement.
+# shellcheck shell=bash
+
+# timed_ms NAME SQL: runs SQL, prints the client-side elapsed ms.
+timed_ms() {
+  "$PSW_BINDIR/psql" -X -At -h "${BENCH_DIR[$1]}" -p "${BENCH_PORT[$1]}" -U postgres -d postgres \
+    -c '\timing on' -c "$2" 2>&1 | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1
+}
+
+# acc_reset NAME TOOL / acc_read NAME TOOL TYPE EVENT -> "exact_ms sampled_ms"
+acc_reset() {
+  case $2 in
+    psw)
+      if [ -n "$(bsql "$1" "SELECT to_regproc('pg_stat_waits_reset')")" ]; then
+        bsql "$1" "SELECT pg_stat_waits_reset()" >/dev/null
+      fi ;;
+    pgws) bsql "$1" "SELECT pg_wait_sampling_reset_profile()" >/dev/null ;;
+  esac
+}
+
+acc_read() {
+  local name=$1 tool=$2 t=$3 e=$4 exact=NA sampled=NA
+  case $tool in
+    psw)
+      [ "${BENCH_FEAT[psw_timing]:-0}" = 1 ] && exact=$(bsql "$name" \
+        "SELECT coalesce(sum(total_time), 0) FROM pg_stat_waits WHERE wait_event_type = '$t' AND wait_event = '$e'")
+      [ "${BENCH_FEAT[psw_profile]:-0}" = 1 ] && [ "${BENCH_FEAT[psw_sampler]:-0}" = 1 ] && sampled=$(bsql "$name" \
+        "SELECT coalesce(sum(est_time), 0) FROM pg_stat_waits_profile WHERE wait_event_type = '$t' AND wait_event = '$e'") ;;
+    pgws)
+      sampled=$(bsql "$name" "SELECT coalesce(sum(count), 0) * current_setting('pg_wait_sampling.profile_period')::int
+                              FROM pg_wait_sampling_profile WHERE event_type = '$t' AND event = '$e'") ;;
+  esac
+  echo "${exact:-NA} ${sampled:-NA}"
+}
+
+# acc_inject NAME CASE T -> client-measured ms of the waiting statement
+acc_inject() {
+  local name=$1 kase=$2 t=$3 hold ms
+  hold=$(awk -v t="$t" 'BEGIN { print t + 0.4 }')
+  case $kase in
+    sleep) ms=$(timed_ms "$name" "SELECT pg_sleep($t)") ;;
+    rowlock)
+      bsql "$name" "BEGIN; SELECT 1 FROM acc WHERE id = 1 FOR UPDATE; SELECT pg_sleep($hold); COMMIT;" >/dev/null &
+      sleep 0.4
+      ms=$(timed_ms "$name" "UPDATE acc SET v = v + 1 WHERE id = 1")
+      wait ;;
+    advisory)
+      bsql "$name" "SELECT pg_advisory_lock(4242); SELECT pg_sleep($hold); SELECT pg_advisory_unlock(4242);" >/dev/null &
+      sleep 0.4
+      ms=$(timed_ms "$name" "SELECT pg_advisory_lock(4242); SELECT pg_advisory_unlock(4242)")
+      wait ;;
+    io)
+      # Cold read: the table's pages are clean after CHECKPOINT, then dropped
+      # from the OS page cache; shared_buffers is small and a big seq scan
+      # uses a ring, so every page is read from the file. The client time is
+      # an upper bound of the I/O time (the scan's CPU is in it too).
+      bsql "$name" "CHECKPOINT" >/dev/null
+      local f
+      for f in "${BENCH_DIR[$name]}/data/$(bsql "$name" "SELECT pg_relation_filepath('big')")"*; do
+        dd if="$f" iflag=nocache count=0 status=none 2>/dev/null || true
+      done
+      # No parallel workers: their reads would add wait time beyond the
+      # client's elapsed time.
+      ms=$(timed_ms "$name" "SET max_parallel_workers_per_gather = 0; SELECT count(*) FROM big") ;;
+  esac
+  echo "${ms:-NA}"
+}
+
+bench_accuracy() {
+  local quick=$1 t reps rows
+  if [ "$quick" = 1 ]; then t=0.5; reps=1; rows=300000; else t=2; reps=2; rows=1500000; fi
+  log "bench: accuracy (injected waits of ${t} s, $reps repetitions)"
+  md_section 40_accuracy
+  local cases=("sleep Timeout PgSleep" "rowlock Lock transactionid" "advisory Lock advisory" "io IO DataFileRead")
+  local tools=() tool cfg
+  if [ "${BENCH_FEAT[psw_sampler]:-0}" = 1 ] || [ "${BENCH_FEAT[psw_timing]:-0}" = 1 ]; then tools+=(psw); fi
+  bench_cfg_available pg_wait_sampling && tools+=(pgws)
+  for tool in "${tools[@]}"; do
+    cfg=$([ "$tool" = psw ] && echo psw_timing || echo pg_wait_sampling)
+    bench_start acc "$(bench_cfg_conf "$cfg")" "shared_buffers = 16MB" "autovacuum = off"
+    bsql acc "CREATE EXTENSION $([ "$tool" = psw ] && echo pg_stat_waits || echo pg_wait_sampling)" >/dev/null
+    bsql acc "CREATE TABLE acc (id int PRIMARY KEY, v int); INSERT INTO acc VALUES (1, 0);
+              CREATE TABLE big AS SELECT g AS id, md5(g::text) AS pad FROM generate_series(1, $rows) g" >/dev/null
+    bsql acc "VACUUM ANALYZE big" >/dev/null
+    local c kase ty ev r truth vals
+    for c in "${cases[@]}"; do
+      read -r kase ty ev <<<"$c"
+      for r in $(seq "$reps"); do
+        acc_reset acc "$tool"
+        truth=$(acc_inject acc "$kase" "$t")
+        sleep 0.15   # let the sampler's last period land in the profile
+        vals=$(acc_read acc "$tool" "$ty" "$ev")
+        metric accuracy_raw "$tool" "$kase truth r=$r" "$truth" ms
+        metric accuracy_raw "$tool" "$kase exact r=$r" "${vals% *}" ms
+        metric accuracy_raw "$tool" "$kase sampled r=$r" "${vals#* }" ms
+      done
+    done
+    bench_stop acc
+  done
+
+  md "## 4. Accuracy" ""
+  md "Waits of known length injected one at a time (nominal ${t} s, $reps repetitions each, figures summed"
+  md "over repetitions): \`pg_sleep\`, a row lock held by another session (Lock/transactionid), an advisory"
+  md "lock held by another session (Lock/advisory), and a cold sequential scan of a ${rows}-row table with"
+  md "its pages dropped from the OS cache, without parallel workers (IO/DataFileRead). *truth*: elapsed time of the waiting statement"
+  md "measured by the client (for I/O only an upper bound: the scan's CPU is in it). *exact*:"
+  md "\`pg_stat_waits.total_time\`; *sampled*: \`pg_stat_waits_profile.est_time\` and pg_wait_sampling's profile"
+  md "count × profile_period. Error = (reported − truth) / truth." ""
+  md "| wait | truth ms (pg_stat_waits run) | pg_stat_waits exact | pg_stat_waits sampled | truth ms (pg_wait_sampling run) | pg_wait_sampling sampled |"
+  md "|---|---:|---:|---:|---:|---:|"
+  local row tr ex sa tr2 sa2
+  for c in "${cases[@]}"; do
+    read -r kase ty ev <<<"$c"
+    tr=$(acc_sum psw "$kase truth"); ex=$(acc_sum psw "$kase exact"); sa=$(acc_sum psw "$kase sampled")
+    tr2=$(acc_sum pgws "$kase truth"); sa2=$(acc_sum pgws "$kase sampled")
+    metric accuracy psw "$kase" "$tr $ex $sa" "truth exact sampled ms"
+    metric accuracy pgws "$kase" "$tr2 NA $sa2" "truth exact sampled ms"
+    md "| $ty/$ev ($kase) | $(fmt "$tr" 0) | $(acc_cell "$ex" "$tr") | $(acc_cell "$sa" "$tr") |" \
+       "$(fmt "$tr2" 0) | $(acc_cell "$sa2" "$tr2") |"
+  done
+  [ "${BENCH_FEAT[psw_timing]:-0}" = 1 ] || md "" "pg_stat_waits exact: not available — ${BENCH_WHY[psw_timing]:-}."
+  { [ "${BENCH_FEAT[psw_sampler]:-0}" = 1 ] && [ "${BENCH_FEAT[psw_profile]:-0}" = 1 ]; } || \
+    md "" "pg_stat_waits sampled: not available — ${BENCH_WHY[psw_sampler]:-${BENCH_WHY[psw_profile]:-}}."
+  md ""
+}
+
+acc_sum() {  # acc_sum TOOL "CASE KIND" -> sum over repetitions or NA
+  awk -F'\t' -v t="$1" -v p="$2 r=" '$1=="accuracy_raw" && $2==t && index($3,p)==1 {
+      if ($4 == "NA" || $4 == "") na = 1; else s += $4; n++ }
+    END { if (n == 0 || na) print "NA"; else printf "%.1f\n", s }' "$BENCH_METRICS"
+}
+
+acc_cell() {  # acc_cell VALUE TRUTH -> "1234 (+1.2 %)" or "not available"
+  if [ "$1" = NA ] || [ -z "$1" ]; then echo "not available"; return; fi
+  awk -v v="$1" -v t="$2" 'BEGIN { if (t > 0) printf "%.0f (%+.1f %%)\n", v, 100 * (v - t) / t; else printf "%.0f\n", v }'
+}

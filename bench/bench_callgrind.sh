@@ -1,0 +1,153 @@
+# Per-statement instructions: valgrind's callgrind counts the instructions
+# postgres --single executes for N and for 2N "SELECT 1;" lines; the slope
+# (I(2N) - I(N)) / N is the cost of one statement, start-up and shutdown
+# cancel. Deterministic to a few instructions, unlike any timing.
+# Single-user mode loads shared_preload_libraries (hooks, shared memory) but
+# starts no background worker, so the sampler's cost is measured elsewhere.
+# shellcheck shell=bash
+
+# shellcheck source=bench/bench_cg_breakdown.sh
+source "${BASH_SOURCE[0]%/*}/bench_cg_breakdown.sh"
+
+# callgrind_count DATADIR INPUT OUTFILE [-c name=value ...]: instructions
+# executed; the profile goes to OUTFILE (/dev/null to drop it).
+callgrind_count() {
+  local datadir=$1 input=$2 outfile=$3; shift 3
+  local out
+  # LD_BIND_NOW: the dynamic linker resolves every symbol at start-up (which
+  # cancels in the slope) instead of at a function's first call, which came
+  # at different statements in identical runs and moved the slope by ~10.
+  # What remains (a few instructions/statement, more on a loaded machine)
+  # is time-dependent work; the full run shows it by repeating the baseline.
+  out=$(as_os_user env LD_BIND_NOW=1 valgrind --tool=callgrind --callgrind-out-file="$outfile" \
+        "$PSW_BINDIR/postgres" --single -D "$datadir" "$@" postgres <"$input" 2>&1 >/dev/null)
+  echo "$out" | sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' | tail -1
+}
+
+# callgrind_slope DATADIR N CONFIG [extra -c args...]: instructions/statement.
+# With CG_KEEP=1 the two profiles stay as $BENCH_CG_DIR/cg_CONFIG.{N,2N}.out.
+callgrind_slope() {
+  local datadir=$1 n=$2 cfg=$3; shift 3
+  local args=() a i1="" i2="" o1=/dev/null o2=/dev/null
+  while IFS= read -r a; do args+=("$a"); done < <(bench_cfg_args "$cfg")
+  # Without this, PostgreSQL flushes pending table statistics at most once
+  # a second: the number of flushes follows wall-clock time (slow under
+  # valgrind, slower on a loaded machine), which made the slope wander by
+  # ~40 instructions/statement between identical runs.
+  args+=(-c track_counts=off)
+  if [ "${CG_KEEP:-0}" = 1 ]; then o1=$BENCH_CG_DIR/cg_$cfg.$n.out; o2=$BENCH_CG_DIR/cg_$cfg.$((2 * n)).out; fi
+  # CG_REPS > 1: the least count of several runs. What still varies between
+  # identical runs (a few instructions/statement) is work added by timing or
+  # layout; the least count is closest to the statement's own cost.
+  local r c
+  for r in $(seq "${CG_REPS:-1}"); do
+    c=$(callgrind_count "$datadir" "$BENCH_CG_DIR/in$n.sql" "$o1" "${args[@]}" "$@")
+    { [ -z "${i1:-}" ] || { [ -n "$c" ] && [ "$c" -lt "$i1" ]; }; } && i1=$c
+    c=$(callgrind_count "$datadir" "$BENCH_CG_DIR/in$((2 * n)).sql" "$o2" "${args[@]}" "$@")
+    { [ -z "${i2:-}" ] || { [ -n "$c" ] && [ "$c" -lt "$i2" ]; }; } && i2=$c
+  done
+  [ -n "$i1" ] && [ -n "$i2" ] || { echo NA; return 0; }
+  awk -v a="$i1" -v b="$i2" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) / n }'
+}
+
+bench_callgrind() {
+  local quick=$1 n
+  n=$([ "$quick" = 1 ] && echo 300 || echo 1500)
+  md_section 10_callgrind
+  log "bench: per-statement instructions (callgrind, N=$n and 2N SELECT 1)"
+  if ! command -v valgrind >/dev/null; then
+    md "## 1. Per-statement instructions" "" "not available: valgrind is not installed"; return 0
+  fi
+  BENCH_CG_DIR=$(mktemp -d /tmp/pgsw-cg.XXXXXX)
+  chmod 755 "$BENCH_CG_DIR"
+  [ "$(id -u)" -eq 0 ] && chown "$PSW_OS_USER" "$BENCH_CG_DIR"
+  as_os_user "$PSW_BINDIR/initdb" -D "$BENCH_CG_DIR/data" -U postgres --auth=trust --no-sync -E UTF8 \
+    --locale=C >/dev/null
+  local k
+  for k in "$n" "$((2 * n))"; do select1_lines "$k" >"$BENCH_CG_DIR/in$k.sql"; done
+  chmod a+r "$BENCH_CG_DIR"/*.sql
+
+  local cfg v base basq
+  for cfg in none none_qid "${BENCH_CONFIGS[@]:1}"; do
+    if [ "$cfg" != none_qid ] && ! bench_cfg_available "$cfg"; then
+      metric callgrind "$cfg" instr_per_stmt NA instr "${BENCH_WHY[$cfg]:-}"; continue
+    fi
+    v=$(CG_KEEP=1 callgrind_slope "$BENCH_CG_DIR/data" "$n" "$cfg" -c max_connections=100)
+    metric callgrind "$cfg" instr_per_stmt "$v" instr "${BENCH_WHY[$cfg]:-}"
+  done
+  # Where the extension's instructions go (from the profiles just taken).
+  for cfg in psw_sampling psw_timing; do
+    bench_cfg_available "$cfg" && callgrind_breakdown "$n" "$cfg"
+  done
+  local present=()
+  for cfg in none_qid psw_sampling psw_timing; do [ -s "$BENCH_CG_DIR/cg_$cfg.$n.out" ] && present+=("$cfg"); done
+  callgrind_objects "$n" none "${present[@]}"
+  if [ "$quick" != 1 ]; then
+    # Determinism: the baseline measured again, single runs.
+    metric callgrind none instr_per_stmt_repeat "$(callgrind_slope "$BENCH_CG_DIR/data" "$n" none \
+      -c max_connections=100)" instr
+    # Scaling: per-statement cost against the number of backend slots.
+    local mc
+    for mc in 100 500 1000; do
+      for cfg in none psw_sampling; do
+        metric callgrind_scaling "$cfg" "max_connections=$mc" \
+          "$(callgrind_slope "$BENCH_CG_DIR/data" "$n" "$cfg" -c max_connections="$mc")" instr
+      done
+    done
+  fi
+  rm -rf "$BENCH_CG_DIR"
+  callgrind_render "$quick" "$n"
+}
+
+# callgrind_render QUICK N: the section's markdown from the recorded figures.
+callgrind_render() {
+  local quick=$1 n=$2 cfg v base basq
+  md_section 10_callgrind
+  base=$(metric_get callgrind none instr_per_stmt)
+  basq=$(metric_get callgrind none_qid instr_per_stmt)
+  md "## 1. Per-statement instructions (callgrind)" ""
+  md "valgrind --tool=callgrind on \`postgres --single\` running N=$n and 2N \`SELECT 1;\`; instructions per"
+  md "statement = (I(2N) − I(N)) / N, so start-up and shutdown cancel. Every run has \`track_counts = off\`"
+  md "(the once-a-second statistics flush follows wall-clock time, slow under valgrind) and \`LD_BIND_NOW=1\`"
+  md "(lazy symbol binding happened at different statements in identical runs); with both, identical runs"
+  md "agree to within a few instructions/statement (see the repeated baseline below)."
+  md "Single-user mode loads shared_preload_libraries but runs no background worker: this is the cost a"
+  md "backend pays per statement; the sampler's own cost is section 2." ""
+  md "| configuration | instructions / statement | Δ vs no extension | % over no extension | Δ vs compute_query_id = on | note |"
+  md "|---|---:|---:|---:|---:|---|"
+  for cfg in none none_qid "${BENCH_CONFIGS[@]:1}"; do
+    v=$(metric_get callgrind "$cfg" instr_per_stmt)
+    local note
+    note=$(awk -F'\t' -v c="$cfg" '$1=="callgrind" && $2==c && $3=="instr_per_stmt" {n=$6} END {print n}' "$BENCH_METRICS")
+    if [ "$v" = NA ] || [ -z "$v" ]; then
+      md "| $(bench_cfg_label "$cfg") | not available | | | | $note |"; continue
+    fi
+    md "| $(bench_cfg_label "$cfg") | $(fmt "$v") | $(fmt "$(awk -v a="$v" -v b="$base" 'BEGIN{print a-b}')") |" \
+       "$(fmt "$(awk -v a="$v" -v b="$base" 'BEGIN{print 100*(a-b)/b}')" 2) % |" \
+       "$(fmt "$(awk -v a="$v" -v b="$basq" 'BEGIN{print a-b}')") | $note |"
+  done
+  md ""
+  md "pg_stat_waits turns on query-id computation itself (\`EnableQueryId()\`, so its ids match"
+  md "pg_stat_statements); the diagnostic row shows what that computation costs on its own, and the"
+  md "\"Δ vs compute_query_id = on\" column the rest (hooks and slot writes)." ""
+  callgrind_breakdown_render psw_sampling
+  callgrind_breakdown_render psw_timing
+  local shown=() c2
+  for c2 in none_qid psw_sampling psw_timing pg_wait_sampling pg_stat_statements; do
+    [ -n "$(metric_get callgrind_object "$c2" postgres)" ] && shown+=("$c2")
+  done
+  [ ${#shown[@]} -gt 0 ] && callgrind_objects_render none "${shown[@]}"
+  if [ "$quick" != 1 ]; then
+    md "" "Determinism: the no-extension slope measured a second time:" \
+       "$(fmt "$(metric_get callgrind none instr_per_stmt_repeat)") instructions/statement (table: $(fmt "$base"))." ""
+    md "Per-statement cost against max_connections (number of backend slots in shared memory):" ""
+    md "| max_connections | no extension | pg_stat_waits | Δ |" "|---:|---:|---:|---:|"
+    local mc a b
+    for mc in 100 500 1000; do
+      a=$(metric_get callgrind_scaling none "max_connections=$mc")
+      b=$(metric_get callgrind_scaling psw_sampling "max_connections=$mc")
+      md "| $mc | $(fmt "$a") | $(fmt "$b") | $(fmt "$(awk -v a="$a" -v b="$b" 'BEGIN{print b-a}')") |"
+    done
+  fi
+  md ""
+}

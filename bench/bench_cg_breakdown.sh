@@ -1,0 +1,91 @@
+# Where pg_stat_waits' per-statement instructions go: callgrind's self cost
+# of each function in pg_stat_waits.so, at N and 2N statements, differenced
+# and divided by N like the headline slope. Only the library's own code is
+# counted (what it calls inside postgres or libc is not), so the sum is a
+# lower bound of the Δ in section 1; it tells a developer which hook to trim.
+# shellcheck shell=bash
+
+# cg_self_by_function OUTFILE: "instructions<TAB>function" of pg_stat_waits.so
+cg_self_by_function() {
+  callgrind_annotate --inclusive=no --threshold=100 "$1" 2>/dev/null |
+    grep 'pg_stat_waits\.so\]$' |
+    sed -E 's/^ *([0-9,]+) \([^)]*\) +(.*) \[[^]]*\]$/\1\t\2/' |
+    sed -E 's/^([0-9,]+)\t[^\t]*\.(cpp|h|c):/\1\t/' |
+    awk -F'\t' -v OFS='\t' '{ gsub(",", "", $1); print }'
+}
+
+# callgrind_breakdown N CONFIG: records callgrind_self rows from the two
+# profiles callgrind_slope kept (CG_KEEP=1).
+callgrind_breakdown() {
+  local n=$1 cfg=$2
+  command -v callgrind_annotate >/dev/null || return 0
+  [ -s "$BENCH_CG_DIR/cg_$cfg.$n.out" ] && [ -s "$BENCH_CG_DIR/cg_$cfg.$((2 * n)).out" ] || return 0
+  join -t $'\t' -1 2 -2 2 -a 2 -e 0 -o 0,1.1,2.1 \
+    <(cg_self_by_function "$BENCH_CG_DIR/cg_$cfg.$n.out" | sort -t $'\t' -k2,2) \
+    <(cg_self_by_function "$BENCH_CG_DIR/cg_$cfg.$((2 * n)).out" | sort -t $'\t' -k2,2) |
+    awk -F'\t' -v n="$n" '{ d = ($3 - $2) / n; if (d >= 0.5) printf "%.1f\t%s\n", d, $1 }' |
+    sort -t $'\t' -k1,1gr | head -12 |
+    while IFS=$'\t' read -r d fn; do metric callgrind_self "$cfg" "$fn" "$d" instr; done
+}
+
+callgrind_breakdown_render() {
+  local cfg=$1 rows
+  rows=$(awk -F'\t' -v c="$cfg" '$1=="callgrind_self" && $2==c' "$BENCH_METRICS")
+  [ -n "$rows" ] || return 0
+  md "Self instructions per statement inside pg_stat_waits.so, by function ($(bench_cfg_label "$cfg");" \
+     "what the library calls in postgres/libc is not included, so the sum is a lower bound of its Δ):" ""
+  md "| instructions / statement | function |" "|---:|---|"
+  local d fn
+  while IFS=$'\t' read -r _ _ fn d _; do
+    fn=${fn//|/\\|}
+    [ ${#fn} -gt 110 ] && fn="${fn:0:107}..."
+    md "| $d | \`$fn\` |"
+  done <<<"$rows"
+  md "| $(awk -F'\t' -v c="$cfg" '$1=="callgrind_self" && $2==c {s+=$4} END {printf "%.1f", s}' "$BENCH_METRICS") | (sum of the rows above) |" ""
+}
+
+# cg_self_by_object OUTFILE: "instructions<TAB>object" (self cost summed per
+# shared object: postgres, libc, pg_stat_waits.so, ...).
+cg_self_by_object() {
+  callgrind_annotate --inclusive=no --threshold=100 "$1" 2>/dev/null |
+    sed -nE 's/^ *([0-9,]+) \([^)]*\) +.* \[([^]]*)\]$/\1\t\2/p' |
+    awk -F'\t' '{ gsub(",", "", $1); n = split($2, p, "/"); s[p[n]] += $1 } END { for (o in s) printf "%d\t%s\n", s[o], o }'
+}
+
+# callgrind_objects N CONFIG...: per-statement self cost by object, from the
+# out files callgrind_breakdown kept.
+callgrind_objects() {
+  local n=$1 cfg; shift
+  for cfg in "$@"; do
+    [ -s "$BENCH_CG_DIR/cg_$cfg.$n.out" ] || continue
+    join -t $'\t' -1 2 -2 2 -a 2 -e 0 -o 0,1.1,2.1 \
+      <(cg_self_by_object "$BENCH_CG_DIR/cg_$cfg.$n.out" | sort -t $'\t' -k2,2) \
+      <(cg_self_by_object "$BENCH_CG_DIR/cg_$cfg.$((2 * n)).out" | sort -t $'\t' -k2,2) |
+      awk -F'\t' -v n="$n" '{ printf "%.1f\t%s\n", ($3 - $2) / n, $1 }' |
+      while IFS=$'\t' read -r d obj; do metric callgrind_object "$cfg" "$obj" "$d" instr; done
+  done
+}
+
+callgrind_objects_render() {
+  local base=$1; shift
+  local objs cfg o row
+  objs=$(awk -F'\t' '$1=="callgrind_object" && ($4 >= 0.5 || $4 <= -0.5) {print $3}' "$BENCH_METRICS" | sort -u)
+  [ -n "$objs" ] || return 0
+  md "Instructions per statement by object (self cost), and the difference from $(bench_cfg_label "$base"):" ""
+  row="| object | $(bench_cfg_label "$base") |"
+  for cfg in "$@"; do row+=" $(bench_cfg_label "$cfg") | Δ |"; done
+  md "$row"
+  row="|---|---:|"; for cfg in "$@"; do row+="---:|---:|"; done
+  md "$row"
+  local b v
+  while IFS= read -r o; do
+    b=$(metric_get callgrind_object "$base" "$o")
+    row="| $o | $(fmt "${b:-0}") |"
+    for cfg in "$@"; do
+      v=$(metric_get callgrind_object "$cfg" "$o")
+      row+=" $(fmt "${v:-0}") | $(fmt "$(awk -v a="${v:-0}" -v b="${b:-0}" 'BEGIN{print a-b}')") |"
+    done
+    md "$row"
+  done <<<"$objs"
+  md ""
+}

@@ -1,0 +1,62 @@
+# Contributed measurements: any bench/*.sh that is not part of the harness
+# (bench.sh, bench_*.sh) is a feature's own benchmark, e.g. the sampler's
+# bench/sampler_cpu.sh or the timing wrapper's ns/call script. Each runs as
+#   bash bench/NAME.sh [--quick]
+# in its own process, with PSW_ROOT, PSW_BINDIR, PSW_BUILD, PSW_STAGE,
+# PSW_OS_USER and PG_CONFIG exported (it may source test/lib/common.sh),
+# under a time limit. Every stdout line of the form
+#   metric_name key=value ... value=NUMBER
+# becomes a row of the report; everything else goes to the log only.
+# shellcheck shell=bash
+
+contrib_scripts() {
+  local f
+  for f in "$PSW_ROOT"/bench/*.sh; do
+    [ -f "$f" ] || continue
+    case $(basename "$f") in bench.sh | bench_*.sh) continue ;; esac
+    echo "$f"
+  done
+}
+
+# contrib_parse: metric lines on stdin -> "name<TAB>labels<TAB>value".
+contrib_parse() {
+  sed -nE 's/^([a-z][a-z0-9_]*)((( [A-Za-z0-9_.]+=[^ =]+)*)) value=([-+0-9.eE]+|NA)[[:space:]]*$/\1\t\2\t\5/p' |
+    sed -E 's/\t /\t/'
+}
+
+bench_contrib() {
+  local quick=$1 cap f name rc out
+  cap=$([ "$quick" = 1 ] && echo 25 || echo 180)
+  md_section 70_contrib
+  md "## 7. Contributed measurements (features' own benchmark scripts)" ""
+  local scripts=()
+  while IFS= read -r f; do scripts+=("$f"); done < <(contrib_scripts)
+  if [ ${#scripts[@]} -eq 0 ]; then
+    md "None in this build: no \`bench/*.sh\` besides the harness (the sampler's \`sampler_cpu.sh\` and the"
+    md "timing wrapper's ns/call and callgrind scripts appear here once their branches land)." ""
+    return 0
+  fi
+  export PSW_ROOT PSW_BINDIR PSW_BUILD PSW_STAGE PSW_OS_USER PG_CONFIG
+  md "Each script ran as \`bash bench/NAME.sh$([ "$quick" = 1 ] && echo ' --quick')\` (limit ${cap} s)." ""
+  md "| script | metric | labels | value |" "|---|---|---|---:|"
+  for f in "${scripts[@]}"; do
+    name=$(basename "$f" .sh)
+    log "bench: contributed script bench/$name.sh"
+    out=$BENCH_TMP/contrib_$name.log
+    rc=0
+    (cd "$PSW_ROOT" && timeout -k 10 "$cap" bash "$f" $([ "$quick" = 1 ] && echo --quick)) >"$out" 2>&1 || rc=$?
+    local n=0 m l v
+    while IFS=$'\t' read -r m l v; do
+      metric contrib "$name" "$m $l" "$v" ""
+      md "| $name.sh | $m | $l | $v |"
+      n=$((n + 1))
+    done < <(contrib_parse <"$out")
+    if [ "$rc" -ne 0 ] || [ "$n" -eq 0 ]; then
+      local why="exit status $rc"; [ "$rc" = 124 ] && why="timed out after ${cap} s"
+      metric contrib "$name" status NA "" "$why, $n metric lines"
+      md "| $name.sh | (run) | $why | $n metric lines |"
+      tail -5 "$out" | sed 's/^/    /' >&2
+    fi
+  done
+  md ""
+}

@@ -1,0 +1,96 @@
+# Smoke run of the benchmark harness at unit size (a few seconds), so
+# ./run bench cannot rot unnoticed: every measuring primitive runs once
+# against the main test cluster and the report is written from what it
+# measured. Sourced by run_all_suites (main cluster running, PGHOST/PGPORT set).
+# shellcheck shell=bash
+
+suite_bench_smoke() {
+  local p=0 f=0
+  bsmoke_check() {  # bsmoke_check NAME CMD...: counts a pass or a failure
+    local name=$1; shift
+    if "$@"; then p=$((p + 1)); else f=$((f + 1)); echo "bench-smoke: FAILED: $name" >&2; fi
+  }
+  # shellcheck source=bench/bench.sh
+  source "$PSW_ROOT/bench/bench.sh"
+  BENCH_QUICK=1
+  BENCH_TMP=$(mktemp -d /tmp/pgsw-bsmoke.XXXXXX); chmod 755 "$BENCH_TMP"
+  BENCH_OUT=$BENCH_TMP/out; mkdir -p "$BENCH_OUT"
+  BENCH_METRICS=$BENCH_TMP/metrics.tsv; : >"$BENCH_METRICS"
+  BENCH_T0=$(date +%s); BENCH_CMD="(smoke)"; BENCH_INTERPOSED=""
+  BENCH_DIR[main]=$PGHOST; BENCH_PORT[main]=$PGPORT
+  bsql main "CREATE EXTENSION IF NOT EXISTS pg_stat_waits" >/dev/null
+  BENCH_FEAT[none]=1; BENCH_FEAT[pg_stat_statements]=1
+
+  # Every harness file parses.
+  local s ok=1
+  for s in "$PSW_ROOT"/bench/bench*.sh; do bash -n "$s" || ok=0; done
+  bsmoke_check "bench scripts parse" [ $ok = 1 ]
+
+  # Statistics and the contributed-metric parser.
+  bsmoke_check "median of 3 1 2" [ "$(printf '3\n1\n2\n' | stats_mmm)" = "2 1 3 3" ]
+  bsmoke_check "median of 4 1 2 3" [ "$(printf '4\n1\n2\n3\n' | stats_mmm)" = "2.5 1 4 4" ]
+  bsmoke_check "contrib line parsed" [ "$(echo 'sampler_cpu_pct backends=1000 ext=pg_stat_waits value=0.12' |
+    contrib_parse)" = "$(printf 'sampler_cpu_pct\tbackends=1000 ext=pg_stat_waits\t0.12')" ]
+  bsmoke_check "non-metric line ignored" [ -z "$(printf 'hello world\nx k=v value=abc\n' | contrib_parse)" ]
+
+  # Instructions per statement: a tiny N still gives a plausible slope.
+  if command -v valgrind >/dev/null; then
+    BENCH_CG_DIR=$BENCH_TMP/cg; mkdir -p "$BENCH_CG_DIR"; chmod 755 "$BENCH_CG_DIR"
+    [ "$(id -u)" -eq 0 ] && chown "$PSW_OS_USER" "$BENCH_CG_DIR"
+    as_os_user "$PSW_BINDIR/initdb" -D "$BENCH_CG_DIR/data" -U postgres --auth=trust --no-sync -E UTF8 \
+      --locale=C >/dev/null
+    select1_lines 20 >"$BENCH_CG_DIR/in20.sql"; select1_lines 40 >"$BENCH_CG_DIR/in40.sql"
+    chmod a+r "$BENCH_CG_DIR"/*.sql
+    local slope
+    slope=$(callgrind_slope "$BENCH_CG_DIR/data" 20 none)
+    metric callgrind none instr_per_stmt "$slope" instr
+    bsmoke_check "callgrind slope plausible ($slope)" \
+      awk -v s="$slope" 'BEGIN { exit !(s > 5000 && s < 500000) }'
+  fi
+
+  # Backend CPU time of SELECT 1 over one connection.
+  local cpu wall
+  read -r cpu wall < <(select1_cpu main 300)
+  bsmoke_check "select1 backend CPU measured ($cpu ns)" awk -v c="$cpu" -v w="$wall" 'BEGIN { exit !(c > 0 && w >= c / 4) }'
+
+  # Holding connections, making them busy, and reading a process's CPU time.
+  build_holder
+  local line n_idle n_busy
+  coproc SMOKE_HOLD { "$BENCH_HOLDER" "$(bench_conninfo main)" 12 2>&1; }
+  read -r line <&"${SMOKE_HOLD[0]}" || line=""
+  bsmoke_check "holder connects ($line)" [ "$line" = "ready 12" ]
+  n_idle=$(bsql main "SELECT count(*) FROM pg_stat_activity WHERE state = 'idle' AND backend_type = 'client backend'")
+  echo "busy 5" >&"${SMOKE_HOLD[1]}"; read -r line <&"${SMOKE_HOLD[0]}" || line=""
+  sleep 0.3
+  n_busy=$(bsql main "SELECT count(*) FROM pg_stat_waits_activity WHERE wait_event = 'PgSleep'")
+  echo quit >&"${SMOKE_HOLD[1]}"; wait "$SMOKE_HOLD_PID" 2>/dev/null || true
+  bsmoke_check "12 held backends idle ($n_idle)" [ "$n_idle" -ge 12 ]
+  bsmoke_check "12 held backends busy in pg_stat_waits_activity ($n_busy)" [ "$n_busy" -ge 12 ]
+  local pm
+  pm=$(head -1 "$PGHOST/data/postmaster.pid" 2>/dev/null || true)
+  bsmoke_check "process CPU time readable" [ "$(proc_cpu_ns "${pm:-1}")" -gt 0 ]
+
+  # A known wait measured by the client.
+  local ms
+  ms=$(timed_ms main "SELECT pg_sleep(0.2)")
+  bsmoke_check "injected 200 ms sleep measured ($ms ms)" awk -v m="$ms" 'BEGIN { exit !(m >= 199 && m < 1000) }'
+
+  # The report is written from these figures, names the machine, and says
+  # "not available" rather than inventing the missing rows.
+  metric select1 none cpu "$cpu $cpu $cpu 1" "ns median min max n"
+  callgrind_render 1 20
+  bench_write_report
+  bsmoke_check "report written" [ -s "$BENCH_REPORT" ]
+  bsmoke_check "report names machine and PostgreSQL" \
+    grep -q "Machine:.*$(nproc) cores.*PostgreSQL.*15\." <(tr '\n' ' ' <"$BENCH_REPORT")
+  bsmoke_check "report marks timing not available" grep -q "timing on: extra instructions / statement | ≤ 1 % | — | not available" "$BENCH_REPORT"
+  if command -v valgrind >/dev/null; then
+    bsmoke_check "report carries the measured slope" grep -q "^| no extension | $(fmt "$slope") |" "$BENCH_REPORT"
+  fi
+
+  unset "BENCH_DIR[main]" "BENCH_PORT[main]"
+  rm -rf "$BENCH_TMP"
+  record bench-smoke "$p" "$f"
+}
+
+suite_bench_smoke
