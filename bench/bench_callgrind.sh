@@ -19,6 +19,11 @@ callgrind_count() {
   # at different statements in identical runs and moved the slope by ~10.
   # What remains (a few instructions/statement, more on a loaded machine)
   # is time-dependent work; the full run shows it by repeating the baseline.
+  # Every run starts without pg_stat_waits' saved statistics: otherwise the
+  # 2N run would load (once, at start) what the N run saved at shutdown and
+  # the N run would not, and that one-off start-up work would be divided
+  # into the per-statement slope.
+  rm -f "$datadir/pg_stat/pg_stat_waits.stat"
   out=$(as_os_user env LD_BIND_NOW=1 valgrind --tool=callgrind --callgrind-out-file="$outfile" \
         "$PSW_BINDIR/postgres" --single -D "$datadir" "$@" postgres <"$input" 2>&1 >/dev/null)
   echo "$out" | sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' | tail -1

@@ -79,6 +79,36 @@ public:
     // overwrote them during the read.
     template <typename Visit>
     uint64_t read(Visit &&visit) const {
+        return scan([&](const T &v) {
+            visit(v);
+            return true;
+        });
+    }
+
+    // The oldest sample still present (false when none).
+    bool oldest(T *out) const {
+        bool found = false;
+        read_until([&](const T &v) {
+            *out = v;
+            found = true;
+            return false;
+        });
+        return found;
+    }
+
+    // Like read(), but stops as soon as visit returns false.
+    template <typename Visit>
+    void read_until(Visit &&visit) const {
+        scan(visit);
+    }
+
+private:
+    // Copies each entry between the floor (or the oldest surviving one) and
+    // head, keeps it only if its sequence shows it was not overwritten while
+    // copied, and hands it to visit until visit returns false. Returns the
+    // number of entries skipped as overwritten.
+    template <typename Visit>
+    uint64_t scan(Visit &&visit) const {
         uint64_t h = head();
         uint64_t cap = header_->capacity;
         uint64_t start = h > cap ? h - cap : 0;
@@ -99,43 +129,11 @@ public:
                 skipped++;
                 continue;
             }
-            visit(static_cast<const T &>(copy));
+            if (!visit(static_cast<const T &>(copy))) break;
         }
         return skipped;
     }
 
-    // The oldest sample still present (false when none).
-    bool oldest(T *out) const {
-        bool found = false;
-        read_until([&](const T &v) {
-            *out = v;
-            found = true;
-            return false;
-        });
-        return found;
-    }
-
-    // Like read(), but stops as soon as visit returns false.
-    template <typename Visit>
-    void read_until(Visit &&visit) const {
-        uint64_t h = head();
-        uint64_t cap = header_->capacity;
-        uint64_t start = h > cap ? h - cap : 0;
-        uint64_t f = floor();
-        if (f > start) start = f;
-        T copy;
-        for (uint64_t p = start; p < h; p++) {
-            const Entry &e = entries()[p % cap];
-            uint64_t want = 2 * p + 2;
-            if (__atomic_load_n(&e.seq, __ATOMIC_ACQUIRE) != want) continue;
-            std::memcpy(static_cast<void *>(&copy), &e.data, sizeof(T));
-            __atomic_thread_fence(__ATOMIC_ACQUIRE);
-            if (__atomic_load_n(&e.seq, __ATOMIC_RELAXED) != want) continue;
-            if (!visit(static_cast<const T &>(copy))) return;
-        }
-    }
-
-private:
     Entry *entries() const { return reinterpret_cast<Entry *>(reinterpret_cast<char *>(header_) + sizeof(Header)); }
     Header *header_ = nullptr;
 };
