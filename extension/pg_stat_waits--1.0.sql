@@ -3,6 +3,7 @@
 
 CREATE FUNCTION pg_stat_waits_require_preload() RETURNS void
     LANGUAGE C STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'pg_stat_waits_require_preload';
 SELECT pg_stat_waits_require_preload();
 REVOKE ALL ON FUNCTION pg_stat_waits_require_preload() FROM PUBLIC;

@@ -37,7 +37,6 @@ SELECT is_empty($$
   SELECT p.oid::regprocedure::text FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
    WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pg_stat_waits')
      AND d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
-     AND p.proname <> 'pg_stat_waits_require_preload'
      AND NOT coalesce(p.proconfig::text LIKE '%search_path=%', false)$$,
   'every extension function has a fixed search_path');
 
