@@ -2,6 +2,7 @@
 // dense order exact timing uses. Names come from PostgreSQL itself, so a
 // regression test can prove the PG 15 class sizes in src/core match the server.
 #include "boundary.h"
+#include "wait_names.h"
 #include "shared_state.h"
 #include "../core/wait_catalog.h"
 
@@ -18,16 +19,7 @@ Datum pg_stat_waits_wait_events(PG_FUNCTION_ARGS) {
             if (!psw::wait_index_decode(idx, &cls, &ev, &other) || other) continue;
             const char *type;
             const char *name;
-            if (cls == psw::kClassCPU) {
-                type = name = "CPU";
-            } else if (cls == psw::kClassUnreported) {
-                type = "Unreported";
-                name = psw::blocking_call_name(static_cast<psw::BlockingCall>(ev));
-            } else {
-                uint32 info = psw::wait_info_make(cls, ev);
-                type = pgstat_get_wait_event_type(info);
-                name = pgstat_get_wait_event(info);
-            }
+            psw::index_names(idx, &type, &name);
             Datum values[3] = {Int32GetDatum(idx), CStringGetTextDatum(type ? type : "???"),
                                CStringGetTextDatum(name ? name : "???")};
             bool nulls[3] = {false, false, false};

@@ -3,6 +3,7 @@
 // benchmark. Readers copy the shared tables with atomic loads and never make
 // a backend wait. Only palloc'd memory here (ereport may longjmp).
 #include "boundary.h"
+#include "wait_names.h"
 #include "gucs.h"
 #include "proc_reader.h"
 #include "timing.h"
@@ -17,35 +18,6 @@ PSW_SQL_FUNCTION(pg_stat_waits_bench_wrapper)
 namespace psw {
 
 static constexpr double kNsPerMs = 1e6;
-
-// Display names of a dense wait index (DESIGN.md §2): PostgreSQL's own
-// names, 'Unreported'/<call>, and '<class>'/'other' for ids PG 15 does not
-// define (e.g. extension LWLock tranches).
-static void index_names(uint16 idx, const char **type, const char **name) {
-    uint8_t cls;
-    uint16_t ev;
-    bool other;
-    if (!wait_index_decode(idx, &cls, &ev, &other) || cls == 0xFF) {
-        *type = "Other";
-        *name = "other";
-        return;
-    }
-    const WaitClassInfo *c = wait_class_by_id(cls);
-    if (cls == kClassCPU) {
-        *type = "CPU";
-        *name = "CPU";
-    } else if (other) {
-        *type = c ? c->name : "Other";
-        *name = "other";
-    } else if (cls == kClassUnreported) {
-        *type = "Unreported";
-        *name = blocking_call_name(static_cast<BlockingCall>(ev));
-    } else {
-        uint32 info = wait_info_make(cls, ev);
-        *type = pgstat_get_wait_event_type(info);
-        *name = pgstat_get_wait_event(info);
-    }
-}
 
 static EventCounters *snapshot_events() {
     uint16 n = wait_index_count();
@@ -217,22 +189,12 @@ Datum pg_stat_waits_bench_wrapper(PG_FUNCTION_ARGS) {
         psw::require_timing_shmem();
         char *mode = text_to_cstring(PG_GETARG_TEXT_PP(0));
         int64 n = PG_GETARG_INT64(1);
-        int m = 0;
-        if (strcmp(mode, "direct") == 0)
-            m = 0;
-        else if (strcmp(mode, "off") == 0)
-            m = 1;
-        else if (strcmp(mode, "on") == 0)
-            m = 2;
-        else if (strcmp(mode, "clock") == 0)
-            m = 3;
-        else if (strcmp(mode, "noop_direct") == 0)
-            m = 4;
-        else if (strcmp(mode, "noop_off") == 0)
-            m = 5;
-        else if (strcmp(mode, "noop_on") == 0)
-            m = 6;
-        else
+        // Index in this table is the mode number timing_bench_wrapper_ns takes.
+        static const char *const modes[] = {"direct", "off", "on", "clock", "noop_direct", "noop_off", "noop_on"};
+        int m = -1;
+        for (int i = 0; i < static_cast<int>(lengthof(modes)); i++)
+            if (strcmp(mode, modes[i]) == 0) m = i;
+        if (m < 0)
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                             errmsg("mode must be direct, off, on, clock, noop_direct, noop_off or noop_on, not \"%s\"", mode)));
         if (n < 1 || n > 1000000000)
