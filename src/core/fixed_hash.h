@@ -16,15 +16,26 @@
 namespace psw {
 
 inline uint64_t hash_bytes(const void *data, size_t len) {
-    // FNV-1a over the bytes, then a 64-bit finalizer to spread low bits.
+    // Eight bytes at a time (keys are 16 and 24 bytes; the sampler hashes one
+    // per sample, and a byte-at-a-time FNV loop was a tenth of its CPU), any
+    // tail bytewise, then a 64-bit finalizer to spread the low bits that the
+    // power-of-two mask keeps.
     const unsigned char *p = static_cast<const unsigned char *>(data);
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < len; i++) {
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, p + i, 8);
+        h ^= w;
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 29;
+    }
+    for (; i < len; i++) {
         h ^= p[i];
         h *= 1099511628211ULL;
     }
     h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
+    h *= 0xc4ceb9fe1a85ec53ULL;
     h ^= h >> 33;
     return h;
 }

@@ -45,11 +45,23 @@ struct SeqLocked {
 
 private:
     void copy_racy(T *out) const {
-        // The copy may race a writer; the sequence check afterwards discards it.
-        // A volatile byte copy keeps the compiler from assuming the data is stable.
-        const volatile unsigned char *src = reinterpret_cast<const volatile unsigned char *>(&data);
-        unsigned char *dst = reinterpret_cast<unsigned char *>(out);
-        for (size_t i = 0; i < sizeof(T); i++) dst[i] = src[i];
+        // The copy may race a writer; the sequence check afterwards discards
+        // it. Relaxed atomic loads make the racing reads well-defined; whole
+        // words when the layout allows (a byte loop over a 32-byte slot was a
+        // tenth of the sampler's CPU at 1000 backends).
+        if constexpr (alignof(T) >= 8 && sizeof(T) % 8 == 0) {
+            copy_words<uint64_t>(out);
+        } else if constexpr (alignof(T) >= 4 && sizeof(T) % 4 == 0) {
+            copy_words<uint32_t>(out);
+        } else {
+            copy_words<unsigned char>(out);
+        }
+    }
+    template <typename W>
+    void copy_words(T *out) const {
+        const W *src = reinterpret_cast<const W *>(&data);
+        W *dst = reinterpret_cast<W *>(out);
+        for (size_t i = 0; i < sizeof(T) / sizeof(W); i++) dst[i] = __atomic_load_n(src + i, __ATOMIC_RELAXED);
     }
 };
 

@@ -82,9 +82,13 @@ static bool load_profile(const char *data, size_t len) {
 }
 
 // ---- minute buckets ---------------------------------------------------------
+// Saved as raw memory, the open minute's hash table included: version 2 came
+// with a new hash_bytes, under which a version-1 table's keys are not found.
+static constexpr uint32 kMinutesVersion = 2;
+
 static void save_buckets(StatFileWriter &out) {
     MinuteBuckets b = minute_buckets();
-    out.section("minutes", 1, b.region(), b.region_bytes());
+    out.section("minutes", kMinutesVersion, b.region(), b.region_bytes());
 }
 
 static bool load_buckets(const char *data, size_t len) {
@@ -122,7 +126,7 @@ static bool load_timing(const char *data, size_t len) {
 // The sections, in file order.
 static const PersistSection sections[] = {
     {"profile", 1, save_profile, load_profile},
-    {"minutes", 1, save_buckets, load_buckets},
+    {"minutes", kMinutesVersion, save_buckets, load_buckets},
     {"timing", 1, save_timing, load_timing},
 };
 

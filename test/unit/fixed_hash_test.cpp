@@ -27,6 +27,28 @@ Key key(uint64_t a, uint32_t b = 0) {
     return k;
 }
 
+// hash_bytes goes eight bytes at a time, then bytewise: every byte of a key,
+// tail included, must change the hash, and sequential keys must spread over
+// the low bits that a power-of-two table uses.
+TEST(FixedHash, HashUsesEveryByteAndSpreadsLowBits) {
+    unsigned char buf[13] = {};
+    uint64_t base = psw::hash_bytes(buf, sizeof(buf));
+    for (size_t i = 0; i < sizeof(buf); i++) {
+        buf[i] = 1;
+        EXPECT_NE(psw::hash_bytes(buf, sizeof(buf)), base) << "byte " << i;
+        buf[i] = 0;
+    }
+    std::vector<int> buckets(64, 0);
+    for (uint64_t q = 0; q < 64 * 64; q++) {
+        Key k = key(q);
+        buckets[psw::hash_bytes(&k, sizeof(k)) & 63]++;
+    }
+    for (int n : buckets) {
+        EXPECT_GT(n, 32);
+        EXPECT_LT(n, 96);
+    }
+}
+
 TEST(FixedHash, CountsMatchAReferenceMap) {
     Table tab(2000);
     std::map<std::pair<uint64_t, uint32_t>, uint64_t> ref;

@@ -81,6 +81,38 @@ TEST(MinuteBuckets, CompactionKeepsTopKeysAndExactTotals) {
     EXPECT_EQ(got, per_wait);
 }
 
+// A tick merges runs of equal neighbouring keys before hashing; the counts
+// must be those of one sample at a time, runs split or not.
+TEST(MinuteBuckets, RunsOfEqualKeysCountLikeSingleSamples) {
+    Buckets b(4);
+    std::vector<psw::MinuteKey> keys = {key(1, 10), key(1, 10), key(2, 20), key(1, 10),
+                                        key(1, 10), key(1, 10), key(3, 30), key(3, 30)};
+    b.b.tick(5, keys.data(), keys.size());
+    std::vector<psw::MinuteBuckets::MinuteCopy> out;
+    ASSERT_TRUE(b.b.read(0, &out));
+    ASSERT_EQ(out.size(), 1u);
+    std::map<uint32_t, uint64_t> by_wait;
+    for (const auto &r : out[0].rows) by_wait[r.wait] += r.count;
+    EXPECT_EQ(by_wait[1], 5u);
+    EXPECT_EQ(by_wait[2], 1u);
+    EXPECT_EQ(by_wait[3], 2u);
+    EXPECT_EQ(out[0].samples, keys.size());
+}
+
+// Overflow of the scratch table with runs: the excess goes to "other" rows
+// with its whole run, so the minute's total stays exact.
+TEST(MinuteBuckets, ScratchOverflowWithRunsStaysExact) {
+    Buckets b(4);
+    std::vector<psw::MinuteKey> keys;
+    for (uint64_t q = 1; q <= psw::MinuteBuckets::kScratchKeys + 100; q++)
+        for (int r = 0; r < 3; r++) keys.push_back(key(7, q));
+    b.b.tick(1, keys.data(), keys.size());
+    std::vector<psw::MinuteBuckets::MinuteCopy> out;
+    ASSERT_TRUE(b.b.read(0, &out));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(total(out[0]), keys.size());
+}
+
 TEST(MinuteBuckets, ScratchOverflowStaysExact) {
     Buckets b(4);
     std::vector<psw::MinuteKey> keys;

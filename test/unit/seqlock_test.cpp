@@ -32,6 +32,38 @@ TEST(SeqLock, WriteIsVisible) {
     EXPECT_EQ(s.seq.seq % 2, 0u);
 }
 
+// The copy goes by 8-, 4- or 1-byte words depending on the payload's
+// layout; each width must copy every byte.
+struct Words4 {
+    uint32_t a;
+    uint16_t b;
+    uint16_t c;
+    uint32_t d;
+};
+struct Bytes3 {
+    unsigned char a[3];
+};
+
+TEST(SeqLock, CopiesEveryByteAtEachWordWidth) {
+    psw::SeqLocked<Words4> w;
+    w.init();
+    w.write([](Words4 &p) { p = {0x01020304u, 0x0506, 0x0708, 0x090a0b0cu}; });
+    Words4 wo{};
+    ASSERT_TRUE(w.read(&wo));
+    EXPECT_EQ(wo.a, 0x01020304u);
+    EXPECT_EQ(wo.b, 0x0506);
+    EXPECT_EQ(wo.c, 0x0708);
+    EXPECT_EQ(wo.d, 0x090a0b0cu);
+
+    psw::SeqLocked<Bytes3> b;
+    b.init();
+    b.write([](Bytes3 &p) { p = {{1, 2, 3}}; });
+    Bytes3 bo{};
+    ASSERT_TRUE(b.read(&bo));
+    EXPECT_EQ(bo.a[0], 1);
+    EXPECT_EQ(bo.a[2], 3);
+}
+
 TEST(SeqLock, ReaderGivesUpOnAbandonedWrite) {
     // A writer that died mid-write leaves the sequence odd; readers must not hang.
     psw::SeqLocked<Payload> s;
