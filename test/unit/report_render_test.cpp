@@ -164,6 +164,31 @@ TEST(Svg, HistogramTrimsEmptyBuckets) {
     EXPECT_NE(histogram_svg(Histogram{"IO", "X", {}}).find("no waits recorded"), std::string::npos);
 }
 
+// Bucket labels along the x axis: with 30 populated buckets in 460 px, the
+// labels shown must not overlap (each gets at least 6 px a character plus a
+// gap), and the first bucket is labelled.
+TEST(Svg, HistogramLabelsDoNotOverlap) {
+    Histogram h{"IO", "DataFileRead", {}};
+    for (int i = 0; i < 30; i++) h.buckets.push_back({std::pow(2.0, i) / 1000, std::pow(2.0, i + 1) / 1000, int64_t{5}});
+    std::string svg = histogram_svg(h);
+    std::vector<std::pair<double, size_t>> labels;  // centre x, characters
+    const std::string mark = "text-anchor=\"middle\" font-size=\"10\">";
+    for (size_t at = svg.find(mark); at != std::string::npos; at = svg.find(mark, at + 1)) {
+        size_t xs = svg.rfind("x=\"", at) + 3;
+        double x = std::stod(svg.substr(xs, svg.find('"', xs) - xs));
+        size_t ts = at + mark.size();
+        std::string text = svg.substr(ts, svg.find('<', ts) - ts);
+        if (text.find("wait duration") != std::string::npos) continue;  // the axis title
+        labels.push_back({x, text.size()});
+    }
+    ASSERT_GE(labels.size(), 3u);
+    EXPECT_NE(svg.find(">0.001ms</text>"), std::string::npos);
+    for (size_t i = 1; i < labels.size(); i++) {
+        double need = 3.0 * static_cast<double>(labels[i - 1].second + labels[i].second);  // half widths at 6 px/char
+        EXPECT_GE(labels[i].first - labels[i - 1].first, need) << "labels " << i - 1 << " and " << i;
+    }
+}
+
 TEST(Html, SectionsAndUnavailableObjects) {
     ReportData d;
     d.server = "db:5432/x<y>";

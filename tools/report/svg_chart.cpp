@@ -224,6 +224,11 @@ std::string stacked_area_svg(const StackedGrid &g, const ChartOptions &opt) {
     return s;
 }
 
+// Width budget of an axis label at font-size 10: generous for digits and
+// "ms", so labels never touch.
+static constexpr double kLabelCharPx = 6.0;
+static constexpr double kLabelGapPx = 6.0;
+
 std::string histogram_svg(const Histogram &h, int width, int height) {
     size_t lo = h.buckets.size(), hi = 0;
     int64_t maxc = 0;
@@ -253,7 +258,12 @@ std::string histogram_svg(const Histogram &h, int width, int height) {
              "\" text-anchor=\"end\" font-size=\"10\">" + format_value(v) + "</text>\n";
     }
     const std::string color = wait_type_color(h.wait_event_type);
-    const size_t label_every = n > 12 ? (n + 11) / 12 : 1;
+    // Label every k-th bucket, k just large enough that the widest label
+    // (about 6 px a character at font-size 10, plus a gap) fits its span.
+    size_t widest = 0;
+    for (size_t i = 0; i < n; i++) widest = std::max(widest, format_ms(h.buckets[lo + i].lower_ms).size());
+    const double label_px = kLabelCharPx * static_cast<double>(widest) + kLabelGapPx;
+    const size_t label_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(label_px / bw)));
     for (size_t i = 0; i < n; i++) {
         const auto &b = h.buckets[lo + i];
         double bh = ph * static_cast<double>(b.count) / ys.max;
