@@ -136,7 +136,9 @@ static bool quick_idle(uint32 procno) {
 static constexpr uint32 kPrefetchFar = 16;
 static constexpr uint32 kPrefetchNear = 8;
 
-static void prefetch_proc(uint32 procno, uint32 nprocs) {
+// always_inline: out of line, GCC finds the function free of side effects
+// (a prefetch is only a hint) and deletes the call as dead code.
+__attribute__((always_inline)) static inline void prefetch_proc(uint32 procno, uint32 nprocs) {
     uint32 far = procno + kPrefetchFar;
     if (far < nprocs) {
         const PGPROC *p = &ProcGlobal->allProcs[far];
