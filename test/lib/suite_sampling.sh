@@ -150,15 +150,15 @@ sampling_big_history() {
     local rq0 rq1 st0 st1 t0 t1 kept r pids=() okreaders=0
     rq0=$(awk '{print $2}' "/proc/$spid/schedstat" 2>/dev/null || echo 0)
     st0=$(awk '/^cpu /{print $9}' /proc/stat)
-    since=$(sq -d postgres -c "SELECT clock_timestamp()")
-    t0=$(sq -d postgres -c "SELECT samples_taken FROM pg_stat_waits_status")
+    # The tick count and its clock come from one query, so that psql's own
+    # start-up time does not count as missed ticks.
+    read -r t0 since < <(sq -F ' ' -d postgres -c "SELECT samples_taken, clock_timestamp() FROM pg_stat_waits_status")
     for r in $(seq 1 16); do
       sq -d postgres -c "SELECT count(*) FROM pg_stat_waits_history" >"$dir/reader.$r" 2>&1 &
       pids+=($!)
     done
     wait "${pids[@]}"
-    t1=$(sq -d postgres -c "SELECT samples_taken FROM pg_stat_waits_status")
-    until_ts=$(sq -d postgres -c "SELECT clock_timestamp()")
+    read -r t1 until_ts < <(sq -F ' ' -d postgres -c "SELECT samples_taken, clock_timestamp() FROM pg_stat_waits_status")
     # Ticks taken against the schedule over the whole round: unlike the
     # largest gap, one stall of the host cannot move it, a sampler slowed or
     # blocked by the readers can.
