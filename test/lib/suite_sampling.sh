@@ -36,6 +36,9 @@ sampling_pgbench_attribution() {
                              AND NOT EXISTS (SELECT 1 FROM pg_stat_statements s WHERE s.queryid = h.queryid AND s.query = 'END')")
     if [ "${wal:-0}" -gt 0 ]; then
       sampling_check "pgbench -M $mode: WALSync samples attributed to END (of $wal)" "$bad" -eq 0
+    else
+      # Not counted either way: a 3 s run on a fast disk may catch no commit in WALSync.
+      echo "skip pgbench -M $mode: no WALSync sample in 3 s, END attribution not checked"
     fi
   done
   sq -d postgres -c "DROP DATABASE psw_pgb"
