@@ -40,6 +40,21 @@ inline uint64_t hash_bytes(const void *data, size_t len) {
     return h;
 }
 
+// Calls visit(key, count) once per run of bytewise-equal neighbouring keys.
+// Why: the sampler's keys come in process order and neighbours often match
+// (a pool's sessions in the same wait and statement), so counting a run is
+// one hash lookup instead of one per sample. Keys compare bytewise, as in
+// the table below.
+template <typename Key, typename Visit>
+void for_each_run(const Key *keys, size_t n, Visit &&visit) {
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && std::memcmp(&keys[j], &keys[i], sizeof(Key)) == 0) j++;
+        visit(keys[i], static_cast<uint64_t>(j - i));
+        i = j;
+    }
+}
+
 template <typename Key>
 class FixedHashTable {
     static_assert(std::is_trivially_copyable<Key>::value, "shared memory holds trivially copyable data");

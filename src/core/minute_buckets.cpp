@@ -103,13 +103,7 @@ void MinuteBuckets::tick(int64_t minute, const MinuteKey *keys, size_t n) {
         close_current();
         cur.minute = minute;
     }
-    // A run of equal neighbouring keys is one hash lookup (see the sampler).
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && std::memcmp(&keys[j], &keys[i], sizeof(MinuteKey)) == 0) j++;
-        add_to_scratch(keys[i], j - i);
-        i = j;
-    }
+    for_each_run(keys, n, [&](const MinuteKey &k, uint64_t count) { add_to_scratch(k, count); });
     cur.ticks++;
     cur.samples += n;
     cur.seq.write_end();

@@ -156,6 +156,7 @@ __attribute__((always_inline)) static inline void prefetch_proc(uint32 procno, u
 
 // Per-tick scratch, allocated once for the largest possible process count.
 static HistorySample *tick_samples = nullptr;
+static ProfileKey *tick_profile_keys = nullptr;
 static MinuteKey *tick_keys = nullptr;
 static uint32 tick_capacity = 0;
 
@@ -183,6 +184,13 @@ static void take_sample() {
         h.state = s.state;
         h.queryid = s.queryid;
         h.top_queryid = s.top_queryid;
+        ProfileKey &p = tick_profile_keys[n];
+        memset(&p, 0, sizeof(p));
+        p.queryid = h.queryid;
+        p.datid = h.datid;
+        p.usesysid = h.usesysid;
+        p.wait = h.wait;
+        p.backend_type = h.backend_type;
         MinuteKey &k = tick_keys[n];
         memset(&k, 0, sizeof(k));
         k.queryid = s.queryid;
@@ -196,31 +204,11 @@ static void take_sample() {
     FixedHashTable<ProfileKey> profile = profile_table();
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     sampling->profile_seq.write_begin();
+    for (uint32 i = 0; i < n; i++) ring.push(tick_samples[i]);
     int64 dropped = 0;
-    // Neighbouring processes often share a key (a pool's sessions waiting on
-    // the same lock or sleeping in the same statement): a run of equal keys
-    // costs one hash lookup instead of one per sample.
-    ProfileKey run_key;
-    uint64 run = 0;
-    for (uint32 i = 0; i < n; i++) {
-        const HistorySample &h = tick_samples[i];
-        ring.push(h);
-        ProfileKey key;
-        memset(&key, 0, sizeof(key));
-        key.queryid = h.queryid;
-        key.datid = h.datid;
-        key.usesysid = h.usesysid;
-        key.wait = h.wait;
-        key.backend_type = h.backend_type;
-        if (run > 0 && memcmp(&key, &run_key, sizeof(key)) == 0) {
-            run++;
-            continue;
-        }
-        if (run > 0 && !profile.add(run_key, run)) dropped += static_cast<int64>(run);
-        run_key = key;
-        run = 1;
-    }
-    if (run > 0 && !profile.add(run_key, run)) dropped += static_cast<int64>(run);
+    for_each_run(tick_profile_keys, n, [&](const ProfileKey &key, uint64 count) {
+        if (!profile.add(key, count)) dropped += static_cast<int64>(count);
+    });
     bool buckets_ok = true;
     try {
         minute_buckets().tick(now / USECS_PER_MINUTE, tick_keys, n);
@@ -301,6 +289,8 @@ void pg_stat_waits_sampler_main(Datum arg) {
         MemoryContextAllocZero(TopMemoryContext, sizeof(psw::HistorySample) * psw::tick_capacity));
     psw::known_idle_pid = static_cast<int32 *>(
         MemoryContextAllocZero(TopMemoryContext, sizeof(int32) * psw::tick_capacity));
+    psw::tick_profile_keys = static_cast<psw::ProfileKey *>(
+        MemoryContextAllocZero(TopMemoryContext, sizeof(psw::ProfileKey) * psw::tick_capacity));
     psw::tick_keys = static_cast<psw::MinuteKey *>(
         MemoryContextAllocZero(TopMemoryContext, sizeof(psw::MinuteKey) * psw::tick_capacity));
     psw::request_short_slice();
