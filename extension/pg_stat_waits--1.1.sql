@@ -1,0 +1,202 @@
+-- pg_stat_waits 1.0: views and functions over the extension's shared memory.
+\echo Use "CREATE EXTENSION pg_stat_waits" to load this file. \quit
+
+CREATE FUNCTION pg_stat_waits_require_preload() RETURNS void
+    LANGUAGE C STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_require_preload';
+SELECT pg_stat_waits_require_preload();
+REVOKE ALL ON FUNCTION pg_stat_waits_require_preload() FROM PUBLIC;
+
+-- Live per-process state (like pg_stat_activity, without taking its locks).
+CREATE FUNCTION pg_stat_waits_activity_internal(
+    OUT pid int, OUT leader_pid int, OUT backend_type text, OUT datid oid, OUT usesysid oid,
+    OUT state text, OUT wait_event_type text, OUT wait_event text, OUT wait_time float8,
+    OUT queryid bigint, OUT top_queryid bigint, OUT query_start timestamptz)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_activity_internal';
+
+CREATE VIEW pg_stat_waits_activity AS
+    SELECT * FROM pg_stat_waits_activity_internal();
+
+-- One row about the extension itself.
+CREATE FUNCTION pg_stat_waits_status_internal(
+    OUT sampler_pid int, OUT sample_period_ms int, OUT samples_taken bigint,
+    OUT last_sample_time timestamptz, OUT history_size int, OUT history_used int,
+    OUT profile_entries int, OUT profile_max int, OUT profile_dropped bigint, OUT timing bool,
+    OUT interposed text[], OUT shmem_bytes bigint, OUT stats_reset timestamptz,
+    OUT sampler_lag_ms float8)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_status_internal';
+
+CREATE VIEW pg_stat_waits_status AS
+    SELECT * FROM pg_stat_waits_status_internal();
+
+-- The wait events this build knows (names from the server), in the order
+-- exact timing keeps them; 'CPU' and 'Unreported' rows are pg_stat_waits' own.
+CREATE FUNCTION pg_stat_waits_wait_events(
+    OUT event_index int, OUT wait_event_type text, OUT wait_event text)
+    RETURNS SETOF record
+    LANGUAGE C STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_wait_events';
+
+-- Fault testing: the sampler raises an ERROR at its next tick and is
+-- restarted by the postmaster. Returns the pid of the sampler asked to fail.
+CREATE FUNCTION pg_stat_waits_inject_sampler_fault() RETURNS int
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_inject_sampler_fault';
+REVOKE ALL ON FUNCTION pg_stat_waits_inject_sampler_fault() FROM PUBLIC;
+
+-- Like pg_stat_activity: everyone may read; queryids of other users' rows
+-- are hidden inside the functions unless the reader may see them.
+GRANT SELECT ON pg_stat_waits_activity, pg_stat_waits_status TO PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- Exact timing (pg_stat_waits.timing): wait events and queries, timed.
+-- Times in milliseconds. Rows appear once some process ran with timing on.
+CREATE FUNCTION pg_stat_waits_internal(
+    OUT wait_event_type text, OUT wait_event text, OUT calls bigint,
+    OUT total_time float8, OUT mean_time float8, OUT max_time float8)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_internal';
+
+CREATE VIEW pg_stat_waits AS
+    SELECT * FROM pg_stat_waits_internal();
+
+-- Per statement (queryid, database, user): time in each wait event, and a
+-- 'CPU' row whose calls are the statements timed and whose total_time is
+-- their elapsed time minus those waits.
+CREATE FUNCTION pg_stat_waits_queries_internal(
+    OUT queryid bigint, OUT datid oid, OUT usesysid oid, OUT wait_event_type text,
+    OUT wait_event text, OUT calls bigint, OUT total_time float8)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_queries_internal';
+
+CREATE VIEW pg_stat_waits_queries AS
+    SELECT * FROM pg_stat_waits_queries_internal();
+
+-- log2 histogram of one wait event's durations: every bucket, in order; the
+-- last one is open-ended (upper_ms = Infinity). Unknown names are an error.
+CREATE FUNCTION pg_stat_waits_histogram(
+    wait_event_type text, wait_event text,
+    OUT lower_ms float8, OUT upper_ms float8, OUT count bigint)
+    RETURNS SETOF record
+    LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_histogram';
+
+-- Fill level of the per-query table (capacity = 2 x profile_max, rounded up
+-- to a power of two); dropped counts flushes that found no free entry;
+-- clock is what times the calls: 'tsc' (RDTSC, calibrated) or 'clock_gettime'.
+CREATE FUNCTION pg_stat_waits_timing_info(
+    OUT query_entries int, OUT query_max int, OUT query_dropped bigint, OUT clock text)
+    RETURNS record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_timing_info';
+
+-- Benchmark of the wrapper: ns per fsync(-1) call, mode 'direct' (libc, not
+-- interposed), 'off' (through the wrapper, timing off), 'on' (timed), or
+-- 'clock' (ns of the two clock readings alone, per iteration); noop_direct,
+-- noop_off, noop_on: the same with a no-op function in place of fsync, which
+-- isolates the wrapper's own cost from the syscall's.
+-- Superuser only; with 'on' it adds Unreported/fsync calls to the counters.
+CREATE FUNCTION pg_stat_waits_bench_wrapper(mode text, n bigint) RETURNS float8
+    LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_bench_wrapper';
+REVOKE ALL ON FUNCTION pg_stat_waits_bench_wrapper(text, bigint) FROM PUBLIC;
+
+GRANT SELECT ON pg_stat_waits, pg_stat_waits_queries TO PUBLIC;
+
+-- Reports: psql-friendly bars.
+-- pg_stat_waits_bar(0.37) = '███████▍' : a bar of `width` cells drawn with
+-- block characters in eighths of a cell, for a fraction between 0 and 1, e.g.
+--   SELECT *, pg_stat_waits_bar(pct / 100) FROM pg_stat_waits_top('5 min');
+-- A fraction outside 0..1 is an error (a bar wider than its column would
+-- lie about the proportion); NULL gives NULL.
+CREATE FUNCTION pg_stat_waits_bar(fraction float8, width int DEFAULT 20) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    eighths int;
+BEGIN
+    IF width < 1 OR width > 1000 THEN
+        RAISE EXCEPTION 'pg_stat_waits_bar: width must be between 1 and 1000, not %', width
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- 1 + 1e-9 lets pct / 100 of a 100 % row through despite rounding.
+    IF fraction = 'NaN'::float8 OR fraction < 0 OR fraction > 1 + 1e-9 THEN
+        RAISE EXCEPTION 'pg_stat_waits_bar: fraction must be between 0 and 1, not %', fraction
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    eighths := round(least(fraction, 1) * width * 8)::int;
+    RETURN repeat('█', eighths / 8)
+        || (ARRAY['', '▏', '▎', '▍', '▌', '▋', '▊', '▉'])[eighths % 8 + 1];
+END
+$$;
+GRANT EXECUTE ON FUNCTION pg_stat_waits_bar(float8, int) TO PUBLIC;
+
+-- ===========================================================================
+-- Sampling (issue 3): history ring, profile, top, timeline, reset.
+-- ===========================================================================
+
+-- Raw samples, oldest first.
+CREATE FUNCTION pg_stat_waits_history_internal(
+    OUT sample_time timestamptz, OUT pid int, OUT leader_pid int, OUT backend_type text,
+    OUT datid oid, OUT usesysid oid, OUT state text, OUT wait_event_type text, OUT wait_event text,
+    OUT queryid bigint, OUT top_queryid bigint)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_history_internal';
+
+CREATE VIEW pg_stat_waits_history AS
+    SELECT * FROM pg_stat_waits_history_internal();
+
+-- Samples since reset by (backend type, database, user, query, wait event).
+CREATE FUNCTION pg_stat_waits_profile_internal(
+    OUT backend_type text, OUT datid oid, OUT usesysid oid, OUT queryid bigint,
+    OUT wait_event_type text, OUT wait_event text, OUT samples bigint, OUT est_time float8)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_profile_internal';
+
+CREATE VIEW pg_stat_waits_profile AS
+    SELECT * FROM pg_stat_waits_profile_internal();
+
+CREATE FUNCTION pg_stat_waits_top(since interval DEFAULT '5 min', n int DEFAULT 10,
+    OUT wait_event_type text, OUT wait_event text, OUT samples bigint, OUT pct float8)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_top';
+
+CREATE FUNCTION pg_stat_waits_timeline(since interval DEFAULT '1 hour', bucket interval DEFAULT '1 min',
+    OUT bucket_start timestamptz, OUT wait_event_type text, OUT wait_event text, OUT samples bigint,
+    OUT avg_active float8)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_timeline';
+
+-- Resets every feature's statistics (sampled and, when present, exact).
+CREATE FUNCTION pg_stat_waits_reset() RETURNS void
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_reset';
+REVOKE ALL ON FUNCTION pg_stat_waits_reset() FROM PUBLIC;
+
+GRANT SELECT ON pg_stat_waits_history, pg_stat_waits_profile TO PUBLIC;

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds PostgreSQL 18 from the pinned Debian source tarball into a cache
+# outside the checkout and prints the path of its pg_config.
+#   tools/pg/build_postgres18.sh [SRC_DIR]
+# SRC_DIR holds postgresql-18_*.orig.tar.bz2 and its .dsc (default:
+# ../shared/pg-src next to the checkout). The tarball's sha256 is checked
+# against the .dsc before anything is unpacked. The cache key is that sha256,
+# so a new tarball builds a new prefix and an interrupted build is redone.
+# Cache root: $PSW_PG_CACHE (default /var/cache/pg_stat_waits).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+src_dir=${1:-$root/../shared/pg-src}
+cache=${PSW_PG_CACHE:-/var/cache/pg_stat_waits}
+
+tarball=$(ls "$src_dir"/postgresql-18_*.orig.tar.bz2 2>/dev/null | head -1)
+dsc=$(ls "$src_dir"/postgresql-18_*.dsc 2>/dev/null | head -1)
+[ -n "$tarball" ] && [ -n "$dsc" ] || { echo "no PostgreSQL 18 source in $src_dir" >&2; exit 1; }
+want=$(awk -v f="$(basename "$tarball")" '/^Checksums-Sha256:/ {s=1; next} /^[^ ]/ {s=0} s && $3 == f {print $1}' "$dsc")
+have=$(sha256sum "$tarball" | cut -d' ' -f1)
+[ -n "$want" ] && [ "$want" = "$have" ] || { echo "sha256 of $tarball is $have, the .dsc says '$want'" >&2; exit 1; }
+
+version=$(basename "$tarball" | sed 's/^postgresql-18_\(.*\)\.orig\.tar\.bz2$/\1/')
+key=pg-$version-${have:0:12}
+prefix=$cache/$key/install
+build=$cache/$key/src
+if [ -f "$cache/$key/.done" ]; then echo "$prefix/bin/pg_config"; exit 0; fi
+
+echo "building PostgreSQL $version into $prefix (once; cached)" >&2
+rm -rf "${cache:?}/$key"
+mkdir -p "$build"
+tar -xjf "$tarball" -C "$build" --strip-components=1
+cd "$build"
+# --enable-tap-tests installs PostgreSQL::Test::Cluster into PGXS;
+# liburing gives io_method=io_uring. No -z now: like any from-source build
+# the binary is lazily bound with partial RELRO.
+./configure --prefix="$prefix" --enable-debug --enable-tap-tests --with-liburing --with-icu \
+  --without-readline CFLAGS='-O2 -g' >"$cache/$key/configure.log" 2>&1 \
+  || { tail -30 "$cache/$key/configure.log" >&2; exit 1; }
+jobs=$(nproc)
+{
+  make -j"$jobs" -s
+  make -s install
+  make -s -C contrib/pg_stat_statements install
+  make -s -C src/test/isolation install
+  make -s -C src/test/regress
+} >"$cache/$key/build.log" 2>&1 || { tail -40 "$cache/$key/build.log" >&2; exit 1; }
+touch "$cache/$key/.done"
+echo "$prefix/bin/pg_config"
