@@ -1,4 +1,4 @@
--- pg_stat_waits 1.0: views and functions over the extension's shared memory.
+-- pg_stat_waits 1.1: views and functions over the extension's shared memory.
 \echo Use "CREATE EXTENSION pg_stat_waits" to load this file. \quit
 
 CREATE FUNCTION pg_stat_waits_require_preload() RETURNS void
