@@ -1,0 +1,100 @@
+# Shared helpers for pg_stat_waits' TAP tests (test/t/*.pl): a node that
+# preloads the extension, psql sessions that keep a backend between
+# statements and can leave a statement running, and polling.
+#
+# A test loads it with
+#   use FindBin;
+#   use lib "$FindBin::RealBin/../perl";
+#   use PswTest;
+package PswTest;
+
+use strict;
+use warnings FATAL => 'all';
+
+use Exporter 'import';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+our @EXPORT = qw(psw_node psw_session sql send_sql finish_sql wait_until);
+
+# psw_node(NAME, CONF_LINES...): an initialized, started node that preloads
+# pg_stat_statements and pg_stat_waits, with both extensions created in the
+# database postgres. The caller stops it.
+sub psw_node
+{
+	my ($name, @conf) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf',
+		join("\n",
+			"shared_preload_libraries = 'pg_stat_statements, pg_stat_waits'",
+			'pg_stat_statements.track = all', @conf));
+	$node->start;
+	$node->safe_psql('postgres',
+		'CREATE EXTENSION pg_stat_waits; CREATE EXTENSION pg_stat_statements');
+	return $node;
+}
+
+# psw_session(NODE, SQL...): a psql session (one backend for its whole life)
+# on the database postgres, after running the given statements. Errors do
+# not end it: sql() dies on them, finish_sql() returns them.
+sub psw_session
+{
+	my ($node, @setup) = @_;
+	my $s = $node->background_psql('postgres', on_error_stop => 0);
+	$s->set_query_timer_restart;
+	sql($s, $_) for @setup;
+	return $s;
+}
+
+# sql(SESSION, QUERY): runs QUERY and returns its output (unaligned, tuples
+# only, '|' between columns); dies if the server reported an error.
+sub sql
+{
+	my ($s, $query) = @_;
+	$s->{stderr} = '';
+	my $out = $s->query($query);
+	die "query failed: $query\n$s->{stderr}" if $s->{stderr} =~ /ERROR|FATAL/;
+	return $out;
+}
+
+# send_sql(SESSION, QUERY): sends QUERY and returns without waiting for it
+# to finish (it may block or sleep); finish_sql() collects it.
+sub send_sql
+{
+	my ($s, $query) = @_;
+	$s->{stderr} = '';
+	$s->query_until(qr/psw-sent\n/, "\\echo psw-sent\n$query;\n");
+	return;
+}
+
+# finish_sql(SESSION): waits for the statement that send_sql() started and
+# returns (its output, its error messages or '').
+sub finish_sql
+{
+	my ($s) = @_;
+	my $out = $s->query('\echo psw-finished');
+	$out =~ s/\n?psw-finished$//;
+	my $err = $s->{stderr};
+	$s->{stderr} = '';
+	return ($out, $err);
+}
+
+# wait_until(CODE, SECONDS): calls CODE every 10 ms until it returns true or
+# SECONDS (default 10) pass; returns its last result.
+sub wait_until
+{
+	my ($cond, $seconds) = @_;
+	my $deadline = time + ($seconds // 10);
+	while (time < $deadline)
+	{
+		my $r = $cond->();
+		return $r if $r;
+		usleep(10_000);
+	}
+	return $cond->();
+}
+
+1;
