@@ -19,9 +19,10 @@ use Time::HiRes qw(time usleep);
 
 our @EXPORT = qw(psw_node psw_session sql send_sql finish_sql wait_until);
 
-# psw_node(NAME, CONF_LINES...): an initialized, started node that preloads
+# psw_node(NAME, CONF...): an initialized, started node that preloads
 # pg_stat_statements and pg_stat_waits, with both extensions created in the
-# database postgres. The caller stops it.
+# database postgres. CONF: postgresql.conf lines, or subs that get the node
+# (to ask its version) and return lines. The caller stops it.
 sub psw_node
 {
 	my ($name, @conf) = @_;
@@ -30,7 +31,8 @@ sub psw_node
 	$node->append_conf('postgresql.conf',
 		join("\n",
 			"shared_preload_libraries = 'pg_stat_statements, pg_stat_waits'",
-			'pg_stat_statements.track = all', @conf));
+			'pg_stat_statements.track = all',
+			map { ref $_ eq 'CODE' ? $_->($node) : $_ } @conf));
 	$node->start;
 	$node->safe_psql('postgres',
 		'CREATE EXTENSION pg_stat_waits; CREATE EXTENSION pg_stat_statements');
