@@ -17,7 +17,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
 
-our @EXPORT = qw(psw_node psw_session sql send_sql finish_sql wait_until);
+our @EXPORT =
+  qw(psw_node psw_session backend_pid lock_and_block sql send_sql finish_sql wait_until);
 
 # psw_node(NAME, CONF...): an initialized, started node that preloads
 # pg_stat_statements and pg_stat_waits, with both extensions created in the
@@ -49,6 +50,22 @@ sub psw_session
 	$s->set_query_timer_restart;
 	sql($s, $_) for @setup;
 	return $s;
+}
+
+sub backend_pid { return sql($_[0], 'SELECT pg_backend_pid()'); }
+
+# lock_and_block(NODE, LOCK_SQL, SQL, SETUP...): a session that runs LOCK_SQL
+# in an open transaction, and another (after its SETUP statements) that sends
+# SQL, which is to wait for that lock. Returns both sessions and the pid of
+# the second; the caller waits until it blocks, and commits the first.
+sub lock_and_block
+{
+	my ($node, $lock_sql, $query, @setup) = @_;
+	my $holder = psw_session($node, 'BEGIN', $lock_sql);
+	my $blocked = psw_session($node, @setup);
+	my $pid = backend_pid($blocked);
+	send_sql($blocked, $query);
+	return ($holder, $blocked, $pid);
 }
 
 # sql(SESSION, QUERY): runs QUERY and returns its output (unaligned, tuples

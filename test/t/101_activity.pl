@@ -49,11 +49,10 @@ sub wait_for_event
 }
 
 subtest 'row lock wait shows Lock/transactionid, state and queryid' => sub {
-	my $holder = psw_session($node, 'BEGIN',
-		'UPDATE act_rows SET v = v + 1 WHERE id = 1');
-	my $blocked = psw_session($node);
-	my $pid = sql($blocked, 'SELECT pg_backend_pid()');
-	send_sql($blocked, 'UPDATE act_rows SET v = v + 10 WHERE id = 1');
+	my ($holder, $blocked, $pid) = lock_and_block(
+		$node,
+		'UPDATE act_rows SET v = v + 1 WHERE id = 1',
+		'UPDATE act_rows SET v = v + 10 WHERE id = 1');
 	ok(wait_for_event($pid, 'wait_event_type', 'Lock'),
 		'blocked session shows a Lock wait');
 
@@ -79,7 +78,7 @@ subtest 'row lock wait shows Lock/transactionid, state and queryid' => sub {
 
 subtest 'idle in transaction keeps the last statement id' => sub {
 	my $s = psw_session($node);
-	my $pid = sql($s, 'SELECT pg_backend_pid()');
+	my $pid = backend_pid($s);
 	sql($s, 'BEGIN');
 	sql($s, 'SELECT count(*) FROM act_rows');
 	# The backend sends ReadyForQuery just before it starts waiting for
@@ -106,7 +105,7 @@ for my $track ('all', 'top')
 	subtest "nested statement under pg_stat_waits.track = $track" => sub {
 		my $s = psw_session($node, "SET pg_stat_waits.track = '$track'",
 			"SET pg_stat_statements.track = 'all'");
-		my $pid = sql($s, 'SELECT pg_backend_pid()');
+		my $pid = backend_pid($s);
 		send_sql($s, 'SELECT act_nested_sleep()');
 		ok(wait_for_event($pid, 'wait_event', 'PgSleep'), 'in the sleep');
 		my $row = activity_of($pid);
@@ -142,7 +141,7 @@ subtest 'caught errors and savepoints keep the ids right' => sub {
 		  . 'BEGIN BEGIN PERFORM 1/0; EXCEPTION WHEN division_by_zero THEN NULL; END; '
 		  . 'PERFORM pg_sleep(1.0); END $$');
 	my $s = psw_session($node);
-	my $pid = sql($s, 'SELECT pg_backend_pid()');
+	my $pid = backend_pid($s);
 
 	send_sql($s, 'SELECT act_caught_then_sleep()');
 	ok(wait_for_event($pid, 'wait_event', 'PgSleep'),

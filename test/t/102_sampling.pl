@@ -62,32 +62,38 @@ sub freeze_sampler
 		});
 }
 
-sub pid_of { return sql($_[0], 'SELECT pg_backend_pid()'); }
-
 sub pgsa
 {
 	my ($column, $pid) = @_;
 	return sql($admin, "SELECT $column FROM pg_stat_activity WHERE pid = $pid");
 }
 
+# Runs QUERY blocked behind LOCK_SQL for HOLD_MS from when pg_stat_activity
+# shows it waiting (COLUMN = VALUE); returns its pid, its query_id, its error
+# ('' when none) and how long the client saw it take, in ms.
+sub run_blocked
+{
+	my ($lock_sql, $query, $column, $value, $hold_ms) = @_;
+	my $start = time;
+	my ($holder, $blocked, $pid) = lock_and_block($node, $lock_sql, $query);
+	ok(wait_until(sub { pgsa($column, $pid) eq $value }), "$query waits ($value)");
+	my $queryid = pgsa('query_id', $pid);
+	usleep($hold_ms * 1000);
+	sql($holder, 'COMMIT');
+	my (undef, $err) = finish_sql($blocked);
+	my $took_ms = (time - $start) * 1000;
+	$_->quit for $holder, $blocked;
+	return ($pid, $queryid, $err, $took_ms);
+}
+
 subtest 'row lock wait becomes Lock samples under the blocked queryid' => sub {
 	sql($admin, 'CREATE TABLE smp_rows (id int PRIMARY KEY, v int)');
 	sql($admin, 'INSERT INTO smp_rows VALUES (1, 0)');
-	my $holder = psw_session($node, 'BEGIN',
-		'UPDATE smp_rows SET v = v + 1 WHERE id = 1');
-	my $blocked = psw_session($node);
-	my $pid = pid_of($blocked);
-
-	my $start = time;
-	send_sql($blocked, 'UPDATE smp_rows SET v = v + 10 WHERE id = 1');
-	ok(wait_until(sub { pgsa('wait_event', $pid) eq 'transactionid' }),
-		'the update blocks');
-	my $queryid = pgsa('query_id', $pid);
-	usleep(2_000_000);
-	sql($holder, 'COMMIT');
-	my (undef, $err) = finish_sql($blocked);
-	# The blocked wait lasted at most start..end (round trips included).
-	my $upper_ms = (time - $start) * 1000;
+	# The blocked wait lasted at most as long as the client saw.
+	my (undef, $queryid, $err, $upper_ms) = run_blocked(
+		'UPDATE smp_rows SET v = v + 1 WHERE id = 1',
+		'UPDATE smp_rows SET v = v + 10 WHERE id = 1',
+		'wait_event', 'transactionid', 2000);
 	is($err, '', 'the update went through');
 
 	usleep(3 * $period_ms * 1000);
@@ -103,12 +109,11 @@ subtest 'row lock wait becomes Lock samples under the blocked queryid' => sub {
 			  . "WHERE queryid = $queryid AND wait_event = 'transactionid'"),
 		'Lock',
 		'as wait_event_type Lock');
-	$_->quit for $holder, $blocked;
 };
 
 subtest 'pg_sleep(1) is about one second of samples' => sub {
 	my $s = psw_session($node);
-	my $pid = pid_of($s);
+	my $pid = backend_pid($s);
 	sql($s, 'SELECT pg_sleep(1)');
 	usleep(3 * $period_ms * 1000);
 	my $n = sql($admin,
@@ -121,7 +126,7 @@ subtest 'pg_sleep(1) is about one second of samples' => sub {
 
 subtest 'history is oldest first and spaced by the period' => sub {
 	my $s = psw_session($node);
-	my $pid = pid_of($s);
+	my $pid = backend_pid($s);
 	sql($s, 'SELECT pg_sleep(0.5)');
 	my @t = split /\n/,
 	  sql($admin,
@@ -241,7 +246,7 @@ subtest 'parallel workers carry the leader pid and queryid' => sub {
 		'SET parallel_tuple_cost = 0',
 		'SET min_parallel_table_scan_size = 0',
 		'SET parallel_leader_participation = off');
-	my $leader = pid_of($s);
+	my $leader = backend_pid($s);
 	my $q = 'SELECT count(*) FROM smp_par WHERE pg_sleep(0.0004) IS NOT NULL';
 	like(sql($s, "EXPLAIN $q"), qr/Gather/, 'a parallel plan');
 	sql($s, $q);
@@ -262,24 +267,16 @@ subtest 'foreign key insert blocked by a row lock is attributed to the insert' =
 	sql($admin, 'CREATE TABLE smp_parent (id int PRIMARY KEY)');
 	sql($admin, 'CREATE TABLE smp_child (pid int REFERENCES smp_parent)');
 	sql($admin, 'INSERT INTO smp_parent VALUES (1)');
-	my $holder = psw_session($node, 'BEGIN',
-		'SELECT * FROM smp_parent WHERE id = 1 FOR UPDATE');
-	my $blocked = psw_session($node);
-	my $pid = pid_of($blocked);
-	send_sql($blocked, 'INSERT INTO smp_child VALUES (1)');
-	ok(wait_until(sub { pgsa('wait_event_type', $pid) eq 'Lock' }),
-		'the insert blocks');
-	my $queryid = pgsa('query_id', $pid);
-	usleep(300_000);
-	sql($holder, 'COMMIT');
-	finish_sql($blocked);
+	my ($pid, $queryid) = run_blocked(
+		'SELECT * FROM smp_parent WHERE id = 1 FOR UPDATE',
+		'INSERT INTO smp_child VALUES (1)',
+		'wait_event_type', 'Lock', 300);
 	my ($n, $with_id) = split /\|/,
 	  sql($admin,
 		"SELECT count(*), count(*) FILTER (WHERE queryid = $queryid) "
 		  . "FROM pg_stat_waits_history WHERE pid = $pid AND wait_event_type = 'Lock'");
 	cmp_ok($n, '>=', 20, 'Lock samples of the blocked insert');
 	is($with_id, $n, 'all under the insert\'s queryid');
-	$_->quit for $holder, $blocked;
 };
 
 subtest 'terminated sampler is replaced within two seconds' => sub {

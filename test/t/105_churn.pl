@@ -1,0 +1,17 @@
+# Connection churn, short: 40 connections at a time for 3 seconds (see
+# 106_churn_long.pl for 1000 for a minute).
+use strict;
+use warnings FATAL => 'all';
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use PswChurn;
+use PswTest;
+use Test::More;
+
+my $node = psw_node('churn', 'max_connections = 300');
+subtest 'slots follow connections opening and closing' => sub {
+	churn($node, 40, 3);
+};
+$node->stop;
+done_testing();
