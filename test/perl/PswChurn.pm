@@ -2,7 +2,7 @@
 # 106_churn_long.pl at 1000 connections): slots must follow processes exactly
 # — no leaked slots, no rows for exited pids, the same set of processes as
 # pg_stat_activity — and exact timing must count every statement of every
-# short-lived connection.
+# connection, short-lived or not.
 package PswChurn;
 
 use strict;
@@ -20,12 +20,32 @@ our @EXPORT = qw(churn);
 my $marker =
   "SELECT queryid, 'psw-churn-marker' FROM pg_stat_waits_activity WHERE pid = pg_backend_pid()";
 
-# churn(NODE, CONNECTIONS, SECONDS): CONNECTIONS pgbench clients, each
-# opening a connection, running the marker once, idling a moment and closing,
-# over and over for SECONDS, while the views are compared every 200 ms.
+# Starts pgbench in the background as application NAME with exact timing on,
+# running SCRIPT (written to a file) with the given options.
+sub start_pgbench
+{
+	my ($node, $name, $script, @options) = @_;
+	my $file = $node->basedir . "/$name.sql";
+	PostgreSQL::Test::Utils::append_to_file($file, $script);
+	my %run = (out => '', err => '');
+	local $ENV{PGAPPNAME} = $name;
+	local $ENV{PGOPTIONS} = '-c pg_stat_waits.timing=on';
+	$run{harness} = IPC::Run::start(
+		[
+			'pgbench', '-n', @options, '-f', $file, '-h', $node->host,
+			'-p', $node->port, 'postgres'
+		],
+		'>', \$run{out}, '2>', \$run{err});
+	return \%run;
+}
+
+# churn(NODE, HELD, CHURNING, SECONDS): HELD connections that each run the
+# marker once and stay open, then for SECONDS, CHURNING pgbench clients that
+# open a connection, run the marker, idle a moment and close it, over and
+# over, while the views are compared every 200 ms.
 sub churn
 {
-	my ($node, $connections, $seconds) = @_;
+	my ($node, $held, $churning, $seconds) = @_;
 	my $admin = psw_session($node);
 
 	isnt(sql($admin, 'SELECT array_length(interposed, 1) FROM pg_stat_waits_status'),
@@ -38,19 +58,22 @@ sub churn
 	};
 	my $before = $count_markers->();
 
-	my $script = $node->basedir . '/churn.sql';
-	PostgreSQL::Test::Utils::append_to_file($script,
-		"$marker;\n\\set idle random(0, 100)\n\\sleep :idle ms\n");
-	my ($out, $err) = ('', '');
-	local $ENV{PGAPPNAME} = 'psw_churn';
-	local $ENV{PGOPTIONS} = '-c pg_stat_waits.timing=on';
-	my $pgbench = IPC::Run::start(
-		[
-			'pgbench', '-n', '-C', '-c', $connections, '-j', '4', '-T', $seconds,
-			'-f', $script, '-h', $node->host, '-p', $node->port, 'postgres'
-		],
-		'>', \$out, '2>', \$err);
+	# (pgbench's \sleep counts microseconds in an int: 1000 s is near its limit.)
+	my $holding = start_pgbench($node, 'psw_held', "$marker;\n\\sleep 1000 s\n",
+		'-c', $held, '-j', '4', '-t', '1');
+	ok( wait_until(
+			sub {
+				sql($admin,
+					"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'psw_held' "
+					  . "AND state = 'idle' AND query LIKE '%psw-churn-marker%'") == $held;
+			},
+			300),
+		"$held connections open, each after its marker")
+	  or diag $holding->{err};
 
+	my $churn = start_pgbench($node, 'psw_churn',
+		"$marker;\n\\set idle random(0, 100)\n\\sleep :idle ms\n",
+		'-C', '-c', $churning, '-j', '4', '-T', $seconds);
 	# While churning, no pid may appear in our view that PostgreSQL does not
 	# know, unless it exited between the two reads (then it must be gone from
 	# both now).
@@ -71,22 +94,24 @@ sub churn
 		$checks++;
 		usleep(200_000);
 	}
-	ok($pgbench->finish, 'every connection and statement succeeded') or diag $err;
-	my ($opened) = $out =~ /number of transactions actually processed: (\d+)/;
+	ok($churn->{harness}->finish, 'every churning connection and statement succeeded')
+	  or diag $churn->{err};
+	my ($opened) = $churn->{out} =~ /number of transactions actually processed: (\d+)/;
 	$opened //= 0;
-	cmp_ok($opened, '>', $connections, 'connections opened (one per marker)');
+	cmp_ok($opened, '>', $churning, 'connections opened and closed (one per marker)');
 	is_deeply(\@strays, [], "no pid of ours unknown to pg_stat_activity ($checks checks)");
+	$holding->{harness}->kill_kill;
 
-	# All churn connections are closed now: wait for their backends to exit,
-	# then the two views must list exactly the same processes.
+	# All connections are closed now: wait for their backends to exit, then
+	# the two views must list exactly the same processes.
 	ok( wait_until(
 			sub {
 				sql($admin,
-					"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'psw_churn'")
-				  == 0;
+					"SELECT count(*) FROM pg_stat_activity WHERE application_name IN ('psw_held', 'psw_churn')"
+				) == 0;
 			},
-			30),
-		'churn backends gone');
+			60),
+		'their backends gone');
 	my @ours = sort { $a <=> $b } split /\n/, sql($admin, 'SELECT pid FROM pg_stat_waits_activity');
 	my @theirs = sort { $a <=> $b } split /\n/, sql($admin, 'SELECT pid FROM pg_stat_activity');
 	is_deeply(\@ours, \@theirs, 'the same processes as pg_stat_activity');
@@ -94,9 +119,9 @@ sub churn
 	# No counter lost: exact timing counted every marker statement, each
 	# flushed by its backend at statement end or exit.
 	my $counted = $count_markers->() - $before;
-	is($counted, $opened, 'every marker statement counted by exact timing');
-	note "churn: $opened connections opened and marker statements run, $counted counted, "
-	  . "$checks view checks, $seconds s";
+	is($counted, $held + $opened, 'every marker statement counted by exact timing');
+	note "churn: $held connections held, $opened opened and closed, "
+	  . "$counted marker statements counted, $checks view checks, $seconds s";
 	$admin->quit;
 	return;
 }

@@ -1,5 +1,6 @@
-# Connection churn, short: 40 connections at a time for 3 seconds (see
-# 106_churn_long.pl for 1000 for a minute).
+# Connection churn, short: 40 connections at a time (30 held open, 10
+# reconnecting for every statement) for 3 seconds; 106_churn_long.pl runs
+# 1000 for a minute.
 use strict;
 use warnings FATAL => 'all';
 
@@ -11,7 +12,7 @@ use Test::More;
 
 my $node = psw_node('churn', 'max_connections = 300');
 subtest 'slots follow connections opening and closing' => sub {
-	churn($node, 40, 3);
+	churn($node, 30, 10, 3);
 };
 $node->stop;
 done_testing();

@@ -1,5 +1,6 @@
-# Connection churn, long: 1000 connections at a time for 60 seconds, with
-# exact timing on for the whole server. Runs only with PSW_LONG=1
+# Connection churn, long: 1000 connections at a time (960 held open, 40
+# reconnecting for every statement) for 60 seconds, with exact timing on for
+# the whole server. Runs only with PSW_LONG=1
 # (./run test --long).
 use strict;
 use warnings FATAL => 'all';
@@ -17,7 +18,7 @@ my $node = psw_node('churn_long', 'max_connections = 1100',
 	'pg_stat_waits.timing = on', 'shared_buffers = 256MB', 'log_statement = none',
 	'log_connections = off', 'log_disconnections = off');
 subtest 'slots follow connections opening and closing' => sub {
-	churn($node, 1000, 60);
+	churn($node, 960, 40, 60);
 };
 $node->stop;
 done_testing();
