@@ -116,7 +116,7 @@ BEGIN
         $b$$f$, s, c);
 
     -- The profile keeps one id per sample: 'top' and 'all' both show the id
-    -- pg_stat_waits attributed (nested ones only with pg_stat_waits.track = all).
+    -- pg_stat_waits attributed (nested ones only with pg_stat_waits.track = 'all').
     EXECUTE pg_catalog.format($f$
         CREATE FUNCTION pg_wait_sampling_get_profile(
             OUT pid int4, OUT event_type text, OUT event text, OUT queryid int8, OUT count int8)

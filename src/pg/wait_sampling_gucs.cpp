@@ -84,7 +84,7 @@ void define_wait_sampling_gucs() {
     DefineCustomEnumVariable("pg_wait_sampling.profile_queries",
                              "Which queryid the pg_wait_sampling_* views show: none (0), top (the top-level "
                              "statement's) or all (the running statement's, nested ones with "
-                             "pg_stat_waits.track = all).",
+                             "pg_stat_waits.track = 'all').",
                              nullptr, &wsg_profile_queries, 1, profile_queries_options, PGC_SIGHUP, 0, nullptr,
                              nullptr, nullptr);
     DefineCustomBoolVariable("pg_wait_sampling.sample_cpu",

@@ -79,7 +79,7 @@ SELECT count(*) FILTER (WHERE event IS NULL) AS not_waiting FROM pg_wait_samplin
 ALTER SYSTEM RESET pg_wait_sampling.sample_cpu;
 
 -- profile_queries: none shows 0; top the top-level statement's id; all the
--- running statement's (a nested one under pg_stat_waits.track = all).
+-- running statement's (a nested one under pg_stat_waits.track = 'all').
 ALTER SYSTEM SET pg_wait_sampling.profile_queries = none;
 SELECT pg_reload_conf();
 SELECT pg_sleep(0.3);
