@@ -6,7 +6,7 @@
 
 EXTENSION = pg_stat_waits
 MODULE_big = pg_stat_waits
-DATA = $(wildcard extension/pg_stat_waits--*.sql) extension/compat/pg_wait_sampling_compat.sql
+DATA = $(wildcard extension/pg_stat_waits--*.sql) $(wildcard extension/compat/pg_wait_sampling_compat*)
 PGFILEDESC = "pg_stat_waits - sampled and exact wait-event statistics"
 
 CORE_SRCS = $(wildcard src/core/*.cpp)

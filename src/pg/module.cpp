@@ -4,6 +4,7 @@
 #include "query_hooks.h"
 #include "shared_state.h"
 #include "shmem_parts.h"
+#include "wait_sampling_gucs.h"
 
 extern "C" {
 PG_MODULE_MAGIC;
@@ -97,6 +98,7 @@ void _PG_init(void) {
     psw::preloaded = true;
 
     psw::define_gucs();
+    psw::define_wait_sampling_gucs();
     // Same query ids as pg_stat_statements and pg_stat_activity.query_id.
     EnableQueryId();
 

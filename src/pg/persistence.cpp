@@ -70,6 +70,7 @@ static bool load_profile(const char *data, size_t len) {
     for (uint64 i = 0; i < h.entries; i++) {
         SavedProfileEntry e;
         memcpy(&e, data + sizeof(h) + i * sizeof(e), sizeof(e));
+        if (e.key.wait == kWaitIdleNoEvent) e.key.wait = 0;  // saved before idle-outside-a-wait became CPU
         // A smaller profile_max than before: what does not fit is counted.
         if (!table.add(e.key, e.count)) dropped += static_cast<int64>(e.count);
     }

@@ -87,9 +87,11 @@ static int64 monotonic_ns() {
 
 static uint32 encode_wait(const ProcSample &s) {
     if (s.wait_event_info != 0) return s.wait_event_info;
-    // Idle in transaction outside ClientRead is the backend finishing a
-    // statement or taking the next one in: work on the CPU, as for active.
-    if (s.state == kStateIdle) return kWaitIdleNoEvent;
+    // Outside any wait event the process runs, whatever its state: an idle
+    // or idle-in-transaction backend outside ClientRead is sending a result,
+    // starting up, or reading and parsing the next command (the slot turns
+    // active only after parse analysis). CPU, as for active; the state
+    // column of the history still says idle.
     return 0;  // CPU
 }
 

@@ -47,12 +47,9 @@ void encoded_wait_names(uint32 wait, const char **type, const char **name) {
         return;
     }
     wait &= ~kWaitOtherQueries;
-    if (wait == 0) {
+    if (wait == 0 || wait == kWaitIdleNoEvent) {
         *type = "CPU";
         *name = "CPU";
-    } else if (wait == kWaitIdleNoEvent) {
-        *type = nullptr;
-        *name = nullptr;
     } else {
         *type = pgstat_get_wait_event_type(wait);
         *name = pgstat_get_wait_event(wait);

@@ -11,9 +11,11 @@
 
 namespace psw {
 
-// Encoded wait of a sample in aggregates: wait_event_info, 0 for 'CPU', or
-// kWaitIdleNoEvent for an idle process outside any wait event (only with
-// sample_idle = on). Bits 16..23 are unused by PostgreSQL's wait_event_info.
+// Encoded wait of a sample in aggregates: wait_event_info, or 0 for 'CPU'
+// (any process outside a wait event). kWaitIdleNoEvent was an idle process
+// outside any wait event, shown with NULL names, until that became 'CPU' too;
+// it can still come from a stat file saved before, and reads as 'CPU'.
+// Bits 16..23 are unused by PostgreSQL's wait_event_info.
 constexpr uint32 kWaitIdleNoEvent = 0x00400000u;
 
 // One row of pg_stat_waits_history.
@@ -59,6 +61,15 @@ extern const ShmemPart sampling_part;
 SampleRing<HistorySample> history_ring();
 FixedHashTable<ProfileKey> profile_table();
 MinuteBuckets minute_buckets();
+
+// The wait a minute-bucket row counts for in _top and _timeline:
+// kWaitOtherQueries stripped, and a kWaitIdleNoEvent saved before it became
+// 'CPU' merged into CPU (minute buckets are reloaded as raw memory).
+inline uint32 minute_row_wait(uint32 wait) {
+    if (wait == kWaitCatchAll) return wait;
+    wait &= ~kWaitOtherQueries;
+    return wait == kWaitIdleNoEvent ? 0 : wait;
+}
 
 // Names of an encoded wait as the views show them (the kWaitOtherQueries
 // flag is ignored; the catch-all row is 'Other'/'Other').

@@ -138,7 +138,7 @@ static TopRow *compute_top(TimestampTz from, int limit, size_t *nrows, uint64 *t
         minute_buckets().read(from / USECS_PER_MINUTE, &minutes);
         for (const auto &m : minutes)
             for (const MinuteRow &r : m.rows)
-                agg.add(r.wait == kWaitCatchAll ? r.wait : (r.wait & ~kWaitOtherQueries), r.count);
+                agg.add(minute_row_wait(r.wait), r.count);
     }
     std::vector<TopRow> rows = agg.result(static_cast<size_t>(limit));
     TopRow *out = palloc_array_nothrow<TopRow>(rows.size());
@@ -166,8 +166,7 @@ static TimelineRow *compute_timeline(TimestampTz from, int64 width, size_t *nrow
         minute_buckets().read(from / USECS_PER_MINUTE, &copies);
         for (const auto &m : copies)
             for (const MinuteRow &r : m.rows)
-                agg.add(m.minute * USECS_PER_MINUTE, r.wait == kWaitCatchAll ? r.wait : (r.wait & ~kWaitOtherQueries),
-                        r.count);
+                agg.add(m.minute * USECS_PER_MINUTE, minute_row_wait(r.wait), r.count);
         rows = agg.result();
         *used_width = minutes * USECS_PER_MINUTE;
     }

@@ -1,0 +1,96 @@
+// pg_wait_sampling.* settings, defined by pg_stat_waits where pg_wait_sampling
+// is not loaded, so that a postgresql.conf written for pg_wait_sampling keeps
+// working after the switch: its values are validated as pg_wait_sampling
+// validates them, SHOW answers, and the pg_wait_sampling_compat extension
+// reads the two that map onto pg_stat_waits' data (profile_queries,
+// sample_cpu). The others are accepted and do nothing here; their
+// descriptions say which pg_stat_waits setting does that job.
+#include "wait_sampling_gucs.h"
+
+#include <climits>
+#include <cstring>
+
+#include "pg.h"
+
+namespace psw {
+
+static int wsg_history_size = 5000;
+static int wsg_history_period = 10;
+static int wsg_profile_period = 10;
+static bool wsg_profile_pid = false;
+static int wsg_profile_queries = 1;
+static bool wsg_sample_cpu = true;
+
+// pg_wait_sampling's values, including its spellings of on/off (1.1.4 had a
+// boolean; later releases an enum where on means top).
+static const struct config_enum_entry profile_queries_options[] = {
+    {"none", 0, false}, {"top", 1, false}, {"all", 2, false},  {"off", 0, true}, {"no", 0, true},
+    {"false", 0, true}, {"0", 0, true},    {"on", 1, true},    {"yes", 1, true}, {"true", 1, true},
+    {"1", 1, true},     {nullptr, 0, false},
+};
+
+// pg_stat_waits keeps its profile per query and wait, not per process: the
+// compat profile always has pid 0, which is what pg_wait_sampling shows with
+// profile_pid = off. Saying on would promise rows that never come.
+static bool check_profile_pid(bool *newval, void **extra, GucSource source) {
+    if (!*newval) return true;
+    GUC_check_errdetail("pg_stat_waits keeps no per-process profile; pg_wait_sampling_profile.pid is always 0.");
+    GUC_check_errhint("Remove pg_wait_sampling.profile_pid or set it to off; per-process samples are in "
+                      "pg_wait_sampling_history.");
+    return false;
+}
+
+// True if `list` (shared_preload_libraries) names the library `lib`, as a
+// bare name, a path, or with a .so suffix, quoted or not.
+static bool list_names_library(const char *list, const char *lib) {
+    if (list == nullptr) return false;
+    const size_t lib_len = strlen(lib);
+    const char *p = list;
+    while (*p != '\0') {
+        const char *end = strchr(p, ',');
+        if (end == nullptr) end = p + strlen(p);
+        const char *b = p;
+        const char *e = end;
+        while (b < e && (*b == ' ' || *b == '\t' || *b == '"')) b++;
+        while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '"')) e--;
+        for (const char *s = b; s < e; s++)
+            if (*s == '/') b = s + 1;
+        if (e - b > 3 && strncmp(e - 3, ".so", 3) == 0) e -= 3;
+        if (static_cast<size_t>(e - b) == lib_len && strncmp(b, lib, lib_len) == 0) return true;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return false;
+}
+
+void define_wait_sampling_gucs() {
+    if (list_names_library(shared_preload_libraries_string, "pg_wait_sampling")) return;
+    DefineCustomIntVariable("pg_wait_sampling.history_size",
+                            "Accepted for pg_wait_sampling compatibility; no effect: the history holds "
+                            "pg_stat_waits.history_size samples.",
+                            nullptr, &wsg_history_size, 5000, 100, INT_MAX, PGC_SIGHUP, 0, nullptr, nullptr,
+                            nullptr);
+    DefineCustomIntVariable("pg_wait_sampling.history_period",
+                            "Accepted for pg_wait_sampling compatibility; no effect: history and profile are "
+                            "sampled every pg_stat_waits.sample_period.",
+                            nullptr, &wsg_history_period, 10, 1, INT_MAX, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("pg_wait_sampling.profile_period",
+                            "Accepted for pg_wait_sampling compatibility; no effect: history and profile are "
+                            "sampled every pg_stat_waits.sample_period.",
+                            nullptr, &wsg_profile_period, 10, 1, INT_MAX, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable("pg_wait_sampling.profile_pid",
+                             "Accepted for pg_wait_sampling compatibility, off only: the profile is not kept "
+                             "per process.",
+                             nullptr, &wsg_profile_pid, false, PGC_SIGHUP, 0, check_profile_pid, nullptr, nullptr);
+    DefineCustomEnumVariable("pg_wait_sampling.profile_queries",
+                             "Which queryid the pg_wait_sampling_* views show: none (0), top (the top-level "
+                             "statement's) or all (the running statement's, nested ones with "
+                             "pg_stat_waits.track = 'all').",
+                             nullptr, &wsg_profile_queries, 1, profile_queries_options, PGC_SIGHUP, 0, nullptr,
+                             nullptr, nullptr);
+    DefineCustomBoolVariable("pg_wait_sampling.sample_cpu",
+                             "Whether the pg_wait_sampling_* views show processes that are not waiting "
+                             "(event NULL).",
+                             nullptr, &wsg_sample_cpu, true, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+}
+
+}  // namespace psw

@@ -1,0 +1,12 @@
+// pg_wait_sampling.* settings accepted for users switching from pg_wait_sampling
+// (see docs/exporters.md, "pg_wait_sampling compatibility").
+#pragma once
+
+namespace psw {
+
+// Defines the pg_wait_sampling.* settings unless pg_wait_sampling itself is
+// in shared_preload_libraries (it defines them; a second definition would be
+// an error at its load). Call from _PG_init at preload time.
+void define_wait_sampling_gucs();
+
+}  // namespace psw
