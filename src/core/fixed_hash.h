@@ -110,11 +110,12 @@ public:
         std::memset(static_cast<void *>(slots()), 0, header_->slots * sizeof(Slot));
         header_->used = 0;
         header_->hand = 0;
-        header_->evicted = 0;
+        __atomic_store_n(&header_->evicted, 0, __ATOMIC_RELAXED);
     }
 
     uint64_t used() const { return header_->used; }
-    uint64_t evicted() const { return header_->evicted; }
+    // Racy-read safe: readers may call it without the writer's lock.
+    uint64_t evicted() const { return __atomic_load_n(&header_->evicted, __ATOMIC_RELAXED); }
     // Restores the eviction counter (loading saved statistics).
     void set_evicted(uint64_t n) { header_->evicted = n; }
     uint64_t limit() const { return header_->limit; }
@@ -187,7 +188,7 @@ public:
             i = (i + 1) & mask;
         }
         header_->hand = i;
-        header_->evicted += n;
+        if (n) __atomic_store_n(&header_->evicted, header_->evicted + n, __ATOMIC_RELAXED);
         return n;
     }
     template <typename OnEvict>

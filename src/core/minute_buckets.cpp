@@ -72,7 +72,7 @@ void MinuteBuckets::evict_scratch() {
             t.add(all, folded[i].count, kScratchKeys);
         }
     }
-    header_->evicted += n;
+    if (n) __atomic_store_n(&header_->evicted, header_->evicted + n, __ATOMIC_RELAXED);
 }
 
 void MinuteBuckets::close_current() {
@@ -173,7 +173,7 @@ void MinuteBuckets::clear() {
         b->seq.write_end();
     }
     scratch().clear();
-    header_->evicted = 0;
+    __atomic_store_n(&header_->evicted, 0, __ATOMIC_RELAXED);
     cur.minute = -1;
     cur.ticks = 0;
     cur.samples = 0;
