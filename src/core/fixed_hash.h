@@ -171,6 +171,9 @@ public:
         const uint64_t mask = header_->slots - 1;
         uint64_t i = header_->hand & mask;
         uint64_t n = 0;
+        // At most one turn of the hand per step: more would take a key's
+        // usage down several times before anything could use it again.
+        if (max_visits > header_->slots) max_visits = header_->slots;
         for (uint64_t v = 0; v < max_visits && header_->used > target; v++) {
             Slot &slot = s[i];
             if (slot.count != 0) {

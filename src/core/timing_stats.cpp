@@ -180,6 +180,8 @@ uint64_t QueryTable::evict_step(uint64_t target, uint64_t max_visits) {
     const uint32_t mask = capacity - 1;
     uint64_t i = hand & mask;
     uint64_t n = 0;
+    // At most one turn of the hand per step (see FixedHashTable::evict).
+    if (max_visits > capacity) max_visits = capacity;
     for (uint64_t v = 0; v < max_visits; v++, i = (i + 1) & mask) {
         if (__atomic_load_n(&live, __ATOMIC_RELAXED) <= static_cast<int64_t>(target)) break;
         QueryEntry &e = entries[i];
