@@ -18,17 +18,22 @@ namespace psw {
 template <typename Body>
 Datum sql_entry(const char *function, Body &&body) {
     char message[256];
+    bool out_of_memory = false;
+    // ereport only once the catch block has ended: a longjmp out of a
+    // handler would leave the exception object and the C++ runtime's
+    // caught-exception state behind.
     try {
         return body();
     } catch (const std::bad_alloc &) {
-        // PostgreSQL's own out-of-memory error, as palloc would raise it.
-        ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory"),
-                        errdetail("%s could not allocate memory.", function)));
+        out_of_memory = true;
     } catch (const std::exception &e) {
         strlcpy(message, e.what(), sizeof(message));
     } catch (...) {
         strlcpy(message, "unknown C++ exception", sizeof(message));
     }
+    if (out_of_memory)  // PostgreSQL's own out-of-memory error, as palloc raises it
+        ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory"),
+                        errdetail("%s could not allocate memory.", function)));
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: %s", function, message)));
     pg_unreachable();
 }
