@@ -3,3 +3,53 @@
 
 -- Each change below is also in pg_stat_waits--1.1.sql (the fresh install);
 -- the upgrade test compares the two.
+
+-- Tables that never go blind: eviction counters in pg_stat_waits_status.
+-- Exact timing per backend type: pg_stat_waits and pg_stat_waits_queries
+-- gain a backend_type column. Views over changed functions are dropped and
+-- created again, with their grants.
+DROP VIEW pg_stat_waits_status;
+DROP FUNCTION pg_stat_waits_status_internal();
+CREATE FUNCTION pg_stat_waits_status_internal(
+    OUT sampler_pid int, OUT sample_period_ms int, OUT samples_taken bigint,
+    OUT last_sample_time timestamptz, OUT history_size int, OUT history_used int,
+    OUT profile_entries int, OUT profile_max int, OUT profile_dropped bigint, OUT timing bool,
+    OUT interposed text[], OUT shmem_bytes bigint, OUT stats_reset timestamptz,
+    OUT sampler_lag_ms float8, OUT profile_evicted bigint, OUT buckets_evicted bigint,
+    OUT queries_evicted bigint, OUT queries_dropped bigint)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_status_internal';
+
+CREATE VIEW pg_stat_waits_status AS
+    SELECT * FROM pg_stat_waits_status_internal();
+GRANT SELECT ON pg_stat_waits_status TO PUBLIC;
+
+DROP VIEW pg_stat_waits;
+DROP FUNCTION pg_stat_waits_internal();
+CREATE FUNCTION pg_stat_waits_internal(
+    OUT wait_event_type text, OUT wait_event text, OUT calls bigint,
+    OUT total_time float8, OUT mean_time float8, OUT max_time float8, OUT backend_type text)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_internal';
+
+CREATE VIEW pg_stat_waits AS
+    SELECT * FROM pg_stat_waits_internal();
+GRANT SELECT ON pg_stat_waits TO PUBLIC;
+
+DROP VIEW pg_stat_waits_queries;
+DROP FUNCTION pg_stat_waits_queries_internal();
+CREATE FUNCTION pg_stat_waits_queries_internal(
+    OUT queryid bigint, OUT datid oid, OUT usesysid oid, OUT wait_event_type text,
+    OUT wait_event text, OUT calls bigint, OUT total_time float8, OUT backend_type text)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_queries_internal';
+
+CREATE VIEW pg_stat_waits_queries AS
+    SELECT * FROM pg_stat_waits_queries_internal();
+GRANT SELECT ON pg_stat_waits_queries TO PUBLIC;

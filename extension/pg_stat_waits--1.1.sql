@@ -21,13 +21,18 @@ CREATE FUNCTION pg_stat_waits_activity_internal(
 CREATE VIEW pg_stat_waits_activity AS
     SELECT * FROM pg_stat_waits_activity_internal();
 
--- One row about the extension itself.
+-- One row about the extension itself. The *_evicted counters say how many
+-- entries each table let go (least used first) to keep room for new keys:
+-- profile keys, minute-bucket keys folded into their "other queryids" row,
+-- exact per-query rows; queries_dropped counts per-query flushes that found
+-- no room at all.
 CREATE FUNCTION pg_stat_waits_status_internal(
     OUT sampler_pid int, OUT sample_period_ms int, OUT samples_taken bigint,
     OUT last_sample_time timestamptz, OUT history_size int, OUT history_used int,
     OUT profile_entries int, OUT profile_max int, OUT profile_dropped bigint, OUT timing bool,
     OUT interposed text[], OUT shmem_bytes bigint, OUT stats_reset timestamptz,
-    OUT sampler_lag_ms float8)
+    OUT sampler_lag_ms float8, OUT profile_evicted bigint, OUT buckets_evicted bigint,
+    OUT queries_evicted bigint, OUT queries_dropped bigint)
     RETURNS SETOF record
     LANGUAGE C VOLATILE PARALLEL RESTRICTED
     SET search_path = pg_catalog, pg_temp
@@ -60,9 +65,11 @@ GRANT SELECT ON pg_stat_waits_activity, pg_stat_waits_status TO PUBLIC;
 -- ---------------------------------------------------------------------------
 -- Exact timing (pg_stat_waits.timing): wait events and queries, timed.
 -- Times in milliseconds. Rows appear once some process ran with timing on.
+-- One row per backend type and wait event (PostgreSQL 18's io workers'
+-- reads show under backend_type 'io worker', not under the queries').
 CREATE FUNCTION pg_stat_waits_internal(
     OUT wait_event_type text, OUT wait_event text, OUT calls bigint,
-    OUT total_time float8, OUT mean_time float8, OUT max_time float8)
+    OUT total_time float8, OUT mean_time float8, OUT max_time float8, OUT backend_type text)
     RETURNS SETOF record
     LANGUAGE C VOLATILE PARALLEL RESTRICTED
     SET search_path = pg_catalog, pg_temp
@@ -76,7 +83,7 @@ CREATE VIEW pg_stat_waits AS
 -- their elapsed time minus those waits.
 CREATE FUNCTION pg_stat_waits_queries_internal(
     OUT queryid bigint, OUT datid oid, OUT usesysid oid, OUT wait_event_type text,
-    OUT wait_event text, OUT calls bigint, OUT total_time float8)
+    OUT wait_event text, OUT calls bigint, OUT total_time float8, OUT backend_type text)
     RETURNS SETOF record
     LANGUAGE C VOLATILE PARALLEL RESTRICTED
     SET search_path = pg_catalog, pg_temp
@@ -85,8 +92,9 @@ CREATE FUNCTION pg_stat_waits_queries_internal(
 CREATE VIEW pg_stat_waits_queries AS
     SELECT * FROM pg_stat_waits_queries_internal();
 
--- log2 histogram of one wait event's durations: every bucket, in order; the
--- last one is open-ended (upper_ms = Infinity). Unknown names are an error.
+-- log2 histogram of one wait event's durations (all backend types together):
+-- every bucket, in order; the last one is open-ended (upper_ms = Infinity).
+-- Unknown names are an error.
 CREATE FUNCTION pg_stat_waits_histogram(
     wait_event_type text, wait_event text,
     OUT lower_ms float8, OUT upper_ms float8, OUT count bigint)

@@ -6,6 +6,17 @@
 // silently). Keys are trivially copyable and compared bytewise, so callers
 // must zero padding (build keys with memset or value-initialization).
 // One writer at a time; readers copy the region under a SeqRegion.
+//
+// Why eviction: a table that only fills goes blind to every key that comes
+// after it is full (a server running for weeks with an ORM reaches any
+// limit). evict() frees room the way pg_stat_statements keeps its table
+// useful, least used and least recent first, but in bounded steps so the
+// writer (the sampler) never stalls on a whole-table sort: a second-chance
+// clock (GCLOCK). Every add raises a key's usage (capped at kMaxUsage); the
+// clock hand lowers it as it passes and evicts keys it finds at zero, so a
+// key survives about usage passes of the hand after its last add. Deletion
+// shifts later entries of the probe run back (no tombstones), so lookups
+// and the load factor stay as good as before any eviction.
 #pragma once
 
 #include <cstddef>
@@ -60,15 +71,23 @@ class FixedHashTable {
     static_assert(std::is_trivially_copyable<Key>::value, "shared memory holds trivially copyable data");
 
 public:
+    // A key used in this many sampler ticks (or adds) since the hand last
+    // passed survives that many more passes.
+    static constexpr uint32_t kMaxUsage = 8;
+
     struct Slot {
         uint64_t count;  // 0 = empty slot (a present key always has count > 0)
+        uint32_t usage;  // clock usage, 0..kMaxUsage
+        uint32_t pad;
         Key key;
     };
     struct Header {
-        uint64_t slots;  // power of two, at least 2 × limit
-        uint64_t limit;  // most keys the table accepts
-        uint64_t used;   // keys present
-        uint64_t pad;
+        uint64_t slots;    // power of two, at least 2 × limit
+        uint64_t limit;    // most keys the table accepts
+        uint64_t used;     // keys present
+        uint64_t hand;     // clock hand of evict(), a slot index
+        uint64_t evicted;  // keys evicted since init/clear
+        uint64_t pad[3];
     };
 
     static uint64_t slots_for(uint64_t limit) {
@@ -90,9 +109,15 @@ public:
     void clear() {
         std::memset(static_cast<void *>(slots()), 0, header_->slots * sizeof(Slot));
         header_->used = 0;
+        header_->hand = 0;
+        __atomic_store_n(&header_->evicted, 0, __ATOMIC_RELAXED);
     }
 
     uint64_t used() const { return header_->used; }
+    // Racy-read safe: readers may call it without the writer's lock.
+    uint64_t evicted() const { return __atomic_load_n(&header_->evicted, __ATOMIC_RELAXED); }
+    // Restores the eviction counter (loading saved statistics).
+    void set_evicted(uint64_t n) { header_->evicted = n; }
     uint64_t limit() const { return header_->limit; }
     uint64_t slot_count() const { return header_->slots; }
 
@@ -107,11 +132,13 @@ public:
             if (s[i].count == 0) {
                 if (header_->used >= key_limit || header_->used >= header_->limit) return false;
                 s[i].key = key;
+                s[i].usage = usage_after(0, n);
                 __atomic_store_n(&s[i].count, n, __ATOMIC_RELAXED);
                 header_->used++;
                 return true;
             }
             if (std::memcmp(&s[i].key, &key, sizeof(Key)) == 0) {
+                s[i].usage = usage_after(s[i].usage, n);
                 __atomic_store_n(&s[i].count, s[i].count + n, __ATOMIC_RELAXED);
                 return true;
             }
@@ -132,6 +159,46 @@ public:
         }
     }
 
+    // One bounded step of the clock: while more than target keys are
+    // present, the hand visits at most max_visits slots; a key with usage
+    // left loses one, a key at zero for which evictable(key) holds is removed
+    // and handed to on_evict(key, count). Returns the number of keys evicted.
+    // Work is O(max_visits) whatever the table's size, so a caller with a
+    // deadline (the sampler's tick) can run it every time.
+    template <typename Evictable, typename OnEvict>
+    uint64_t evict(uint64_t target, uint64_t max_visits, Evictable &&evictable, OnEvict &&on_evict) {
+        Slot *s = slots();
+        const uint64_t mask = header_->slots - 1;
+        uint64_t i = header_->hand & mask;
+        uint64_t n = 0;
+        // At most one turn of the hand per step: more would take a key's
+        // usage down several times before anything could use it again.
+        if (max_visits > header_->slots) max_visits = header_->slots;
+        for (uint64_t v = 0; v < max_visits && header_->used > target; v++) {
+            Slot &slot = s[i];
+            if (slot.count != 0) {
+                if (slot.usage > 0) {
+                    slot.usage--;
+                } else if (evictable(static_cast<const Key &>(slot.key))) {
+                    Key k = slot.key;
+                    uint64_t c = slot.count;
+                    remove_at(i);
+                    n++;
+                    on_evict(static_cast<const Key &>(k), c);
+                    continue;  // a later entry may have moved into slot i: look at it again
+                }
+            }
+            i = (i + 1) & mask;
+        }
+        header_->hand = i;
+        if (n) __atomic_store_n(&header_->evicted, header_->evicted + n, __ATOMIC_RELAXED);
+        return n;
+    }
+    template <typename OnEvict>
+    uint64_t evict(uint64_t target, uint64_t max_visits, OnEvict &&on_evict) {
+        return evict(target, max_visits, [](const Key &) { return true; }, on_evict);
+    }
+
     // visit(const Key&, uint64_t count) for each present key, slot order.
     template <typename Visit>
     void for_each(Visit &&visit) const {
@@ -144,6 +211,34 @@ public:
     const Slot *slot_array() const { return slots(); }
 
 private:
+    static uint32_t usage_after(uint32_t usage, uint64_t n) {
+        uint64_t u = usage + (n < kMaxUsage ? n : kMaxUsage);
+        return static_cast<uint32_t>(u < kMaxUsage ? u : kMaxUsage);
+    }
+
+    // Removes the key in slot i and shifts later keys of its probe run back
+    // into the hole (linear probing's deletion without tombstones): a key
+    // moves to the hole when the hole lies on its way from its home slot.
+    void remove_at(uint64_t i) {
+        Slot *s = slots();
+        const uint64_t mask = header_->slots - 1;
+        uint64_t hole = i;
+        uint64_t j = i;
+        for (;;) {
+            j = (j + 1) & mask;
+            if (s[j].count == 0) break;
+            uint64_t home = hash_bytes(&s[j].key, sizeof(Key)) & mask;
+            // Distance from home to j versus home to hole (cyclic): the key
+            // may move back only if the hole is not past its home.
+            if (((j - home) & mask) >= ((j - hole) & mask)) {
+                s[hole] = s[j];
+                hole = j;
+            }
+        }
+        std::memset(static_cast<void *>(&s[hole]), 0, sizeof(Slot));
+        header_->used--;
+    }
+
     Slot *slots() const { return reinterpret_cast<Slot *>(reinterpret_cast<char *>(header_) + sizeof(Header)); }
     Header *header_ = nullptr;
 };

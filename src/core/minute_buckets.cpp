@@ -7,7 +7,7 @@ namespace psw {
 
 size_t MinuteBuckets::bytes(uint32_t nbuckets) {
     return sizeof(Header) + static_cast<size_t>(nbuckets) * sizeof(Bucket) +
-           FixedHashTable<MinuteKey>::bytes(kScratchKeys);
+           FixedHashTable<MinuteKey>::bytes(kScratchKeys) + kScratchKeys * sizeof(MinuteRow);
 }
 
 MinuteBuckets::Bucket *MinuteBuckets::bucket(uint32_t i) const {
@@ -19,12 +19,19 @@ FixedHashTable<MinuteKey> MinuteBuckets::scratch() const {
                                      static_cast<size_t>(header_->nbuckets) * sizeof(Bucket));
 }
 
+MinuteRow *MinuteBuckets::sort_buffer() const {
+    return reinterpret_cast<MinuteRow *>(reinterpret_cast<char *>(header_) + sizeof(Header) +
+                                         static_cast<size_t>(header_->nbuckets) * sizeof(Bucket) +
+                                         FixedHashTable<MinuteKey>::bytes(kScratchKeys));
+}
+
 void MinuteBuckets::init(uint32_t nbuckets) {
     std::memset(static_cast<void *>(header_), 0, sizeof(Header) + static_cast<size_t>(nbuckets) * sizeof(Bucket));
     header_->nbuckets = nbuckets;
     header_->current.minute = -1;
     for (uint32_t i = 0; i < nbuckets; i++) bucket(i)->minute = -1;
     scratch().init(kScratchKeys);
+    std::memset(static_cast<void *>(sort_buffer()), 0, kScratchKeys * sizeof(MinuteRow));
 }
 
 void MinuteBuckets::add_to_scratch(const MinuteKey &key, uint64_t n) {
@@ -38,15 +45,57 @@ void MinuteBuckets::add_to_scratch(const MinuteKey &key, uint64_t n) {
     t.add(all, n, kScratchKeys);  // the last key is always left for the catch-all
 }
 
+// Folds the least used regular keys into their wait's "other" row while the
+// scratch table is near its limit: bounded work (kEvictVisits slots), no
+// allocation, totals unchanged.
+void MinuteBuckets::evict_scratch() {
+    FixedHashTable<MinuteKey> t = scratch();
+    if (t.used() <= kEvictAbove) return;
+    struct Folded {
+        MinuteKey key;
+        uint64_t count;
+    };
+    Folded folded[kEvictVisits];  // one eviction per visit at most
+    size_t nfolded = 0;
+    uint64_t n = t.evict(
+        kEvictAbove, kEvictVisits,
+        [](const MinuteKey &k) { return (k.wait & kWaitOtherQueries) == 0 && k.wait != kWaitCatchAll; },
+        [&](const MinuteKey &k, uint64_t c) {
+            if (nfolded < kEvictVisits) folded[nfolded++] = Folded{k, c};
+        });
+    for (size_t i = 0; i < nfolded; i++) {
+        MinuteKey other{};
+        other.wait = folded[i].key.wait | kWaitOtherQueries;
+        if (!t.add(other, folded[i].count, kScratchKeys - 1)) {
+            MinuteKey all{};
+            all.wait = kWaitCatchAll;
+            t.add(all, folded[i].count, kScratchKeys);
+        }
+    }
+    if (n) __atomic_store_n(&header_->evicted, header_->evicted + n, __ATOMIC_RELAXED);
+}
+
 void MinuteBuckets::close_current() {
     Bucket &cur = header_->current;
     if (cur.minute < 0) return;
-    std::vector<MinuteRow> rows;
-    rows.reserve(scratch().used());
+    // The sort buffer is preallocated in the region: closing a minute happens
+    // inside the writer's sequence section and must not allocate (an
+    // exception there would leave the counter odd for good).
+    MinuteRow *const rows_begin = sort_buffer();
+    size_t nrows = 0;
     scratch().for_each([&](const MinuteKey &k, uint64_t c) {
-        rows.push_back(MinuteRow{k.queryid, k.wait, static_cast<uint32_t>(c)});
+        if (nrows < kScratchKeys) rows_begin[nrows++] = MinuteRow{k.queryid, k.wait, static_cast<uint32_t>(c)};
     });
+    struct Rows {
+        MinuteRow *b;
+        size_t n;
+        MinuteRow *begin() const { return b; }
+        MinuteRow *end() const { return b + n; }
+        size_t size() const { return n; }
+        MinuteRow &operator[](size_t i) const { return b[i]; }
+    } rows{rows_begin, nrows};
     // Largest first; ties broken by key so compaction is deterministic.
+    // (std::sort sorts in place: no allocation.)
     std::sort(rows.begin(), rows.end(), [](const MinuteRow &a, const MinuteRow &b) {
         if (a.count != b.count) return a.count > b.count;
         if (a.wait != b.wait) return a.wait < b.wait;
@@ -104,6 +153,7 @@ void MinuteBuckets::tick(int64_t minute, const MinuteKey *keys, size_t n) {
         cur.minute = minute;
     }
     for_each_run(keys, n, [&](const MinuteKey &k, uint64_t count) { add_to_scratch(k, count); });
+    evict_scratch();
     cur.ticks++;
     cur.samples += n;
     cur.seq.write_end();
@@ -123,6 +173,7 @@ void MinuteBuckets::clear() {
         b->seq.write_end();
     }
     scratch().clear();
+    __atomic_store_n(&header_->evicted, 0, __ATOMIC_RELAXED);
     cur.minute = -1;
     cur.ticks = 0;
     cur.samples = 0;

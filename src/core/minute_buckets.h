@@ -11,9 +11,15 @@
 // totals per wait event stay exact unless more than kOtherRows - 1 distinct
 // wait events fall outside the top keys in one minute.
 //
+// Within the minute, the scratch table evicts (folds into the per-wait
+// "other" row, totals unchanged) its least used keys when it nears its limit,
+// so a query that starts late in a busy minute still gets its own row.
+//
 // One writer (the sampler, or a reset) at a time; readers copy each bucket
 // under its own sequence counter, so closed minutes (immutable until they are
-// recycled a day later) never make a reader retry. PostgreSQL-free.
+// recycled a day later) never make a reader retry. The writer allocates
+// nothing: the buffer that closing a minute sorts lives in the region, so no
+// exception can leave a sequence counter odd. PostgreSQL-free.
 #pragma once
 
 #include <cstddef>
@@ -50,6 +56,10 @@ public:
     static constexpr uint64_t kScratchKeys = 4096;
     static constexpr uint64_t kScratchReserve = 512;  // keys left for "other" rows in the scratch table
     static constexpr uint32_t kDefaultBuckets = 24 * 60 + 1;  // a full day before the current minute
+    // Scratch keys (all kinds) above which a tick evicts regular keys, and
+    // the most slots one tick's eviction step visits.
+    static constexpr uint64_t kEvictAbove = kScratchKeys - kScratchReserve - 256;
+    static constexpr uint64_t kEvictVisits = 1024;
 
     struct Bucket {
         SeqRegion seq;
@@ -62,6 +72,9 @@ public:
     struct Header {
         uint32_t nbuckets;
         uint32_t pad;
+        // Keys of current minutes folded into their "other" row to make room
+        // (since init or clear); written under current.seq.
+        uint64_t evicted;
         // The current minute lives in the scratch table, guarded by current.seq;
         // current.rows is unused.
         Bucket current;
@@ -78,6 +91,9 @@ public:
     void tick(int64_t minute, const MinuteKey *keys, size_t n);
     // Writer: forgets everything (reset).
     void clear();
+
+    // Keys evicted from current minutes since init/clear (a racy read).
+    uint64_t evicted() const { return __atomic_load_n(&header_->evicted, __ATOMIC_RELAXED); }
 
     // Reader: every minute >= from_minute, closed buckets and the current
     // minute, each visited once with its rows. Returns false if some bucket
@@ -102,7 +118,9 @@ public:
 private:
     Bucket *bucket(uint32_t i) const;
     FixedHashTable<MinuteKey> scratch() const;
+    MinuteRow *sort_buffer() const;  // kScratchKeys rows, the writer's
     void add_to_scratch(const MinuteKey &key, uint64_t n);
+    void evict_scratch();
     void close_current();
 
     Header *header_ = nullptr;

@@ -17,7 +17,9 @@
 
 namespace psw {
 
-constexpr uint32_t kStatFileVersion = 1;
+// 2: exact timing keyed by backend type, eviction counters, new table
+// layouts. A file of another version is ignored as a whole (and removed).
+constexpr uint32_t kStatFileVersion = 2;
 
 class StatFileWriter {
 public:

@@ -23,9 +23,12 @@ void SharedEvents::begin() {
 
 void SharedEvents::end() { __atomic_fetch_sub(&active, 1, __ATOMIC_SEQ_CST); }
 
-void SharedEvents::add(uint16_t idx, const EventCounters &c) {
+void SharedEvents::add(uint8_t backend_type, uint16_t idx, const EventCounters &c) {
     if (idx >= kMaxWaitIndex || c.calls == 0) return;
-    EventCounters &e = ev[idx];
+    if (backend_type >= kMaxBackendTypes) backend_type = 0;
+    uint32_t bit = 1u << backend_type;
+    if ((__atomic_load_n(&types_mask, __ATOMIC_RELAXED) & bit) == 0) __atomic_fetch_or(&types_mask, bit, __ATOMIC_SEQ_CST);
+    EventCounters &e = ev[backend_type][idx];
     __atomic_fetch_add(&e.calls, c.calls, __ATOMIC_RELAXED);
     __atomic_fetch_add(&e.total_ns, c.total_ns, __ATOMIC_RELAXED);
     for (int b = 0; b < kHistBuckets; b++)
@@ -36,15 +39,20 @@ void SharedEvents::add(uint16_t idx, const EventCounters &c) {
     }
 }
 
-bool SharedEvents::snapshot(EventCounters *out, uint16_t count, int max_tries) const {
+bool SharedEvents::snapshot(EventCounters *out, uint16_t count, uint32_t *types, int max_tries) const {
     if (count > kMaxWaitIndex) count = kMaxWaitIndex;
+    const size_t words = count * (sizeof(EventCounters) / sizeof(uint64_t));
     for (int t = 0; t < max_tries; t++) {
         uint64_t b1 = __atomic_load_n(&begun, __ATOMIC_SEQ_CST);
         uint32_t a1 = __atomic_load_n(&active, __ATOMIC_SEQ_CST);
-        const uint64_t *src = reinterpret_cast<const uint64_t *>(ev);
-        uint64_t *dst = reinterpret_cast<uint64_t *>(out);
-        size_t words = count * (sizeof(EventCounters) / sizeof(uint64_t));
-        for (size_t i = 0; i < words; i++) dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+        uint32_t mask = __atomic_load_n(&types_mask, __ATOMIC_SEQ_CST);
+        for (uint32_t bt = 0; bt < kMaxBackendTypes; bt++) {
+            if ((mask & (1u << bt)) == 0) continue;
+            const uint64_t *src = reinterpret_cast<const uint64_t *>(ev[bt]);
+            uint64_t *dst = reinterpret_cast<uint64_t *>(out + static_cast<size_t>(bt) * count);
+            for (size_t i = 0; i < words; i++) dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+        }
+        *types = mask;
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         uint32_t a2 = __atomic_load_n(&active, __ATOMIC_SEQ_CST);
         uint64_t b2 = __atomic_load_n(&begun, __ATOMIC_SEQ_CST);
@@ -55,7 +63,7 @@ bool SharedEvents::snapshot(EventCounters *out, uint16_t count, int max_tries) c
 
 void SharedEvents::reset() {
     uint64_t *w = reinterpret_cast<uint64_t *>(ev);
-    size_t words = kMaxWaitIndex * (sizeof(EventCounters) / sizeof(uint64_t));
+    size_t words = sizeof(ev) / sizeof(uint64_t);
     for (size_t i = 0; i < words; i++) __atomic_store_n(&w[i], 0, __ATOMIC_RELAXED);
     __atomic_fetch_add(&begun, 1, __ATOMIC_SEQ_CST);  // readers racing the reset retry
 }
@@ -73,8 +81,33 @@ static uint64_t mix64(uint64_t x) {
 
 static uint64_t key_hash(const QueryKey &k) {
     return mix64(k.queryid ^ mix64((static_cast<uint64_t>(k.datid) << 32 | k.userid) ^
-                                   (static_cast<uint64_t>(k.index) << 17)));
+                                   (static_cast<uint64_t>(k.index) << 17) ^ (static_cast<uint64_t>(k.backend_type) << 40)));
 }
+
+namespace {
+
+inline uint64_t st_kind(uint64_t st) { return st & QueryTable::kKindMask; }
+inline uint64_t st_pins(uint64_t st) { return st & QueryTable::kPinsMask; }
+inline uint64_t st_epoch(uint64_t st) { return st >> QueryTable::kEpochShift; }
+inline uint64_t st_make(uint64_t epoch, uint64_t gen_bits, uint64_t kind) {
+    return (epoch << QueryTable::kEpochShift) | (gen_bits & QueryTable::kGenMask) | kind;
+}
+
+// Racy key comparison; callers confirm it once the entry is pinned.
+inline bool same_key(const QueryEntry &e, const QueryKey &k) {
+    return __atomic_load_n(&e.queryid, __ATOMIC_RELAXED) == k.queryid &&
+           __atomic_load_n(&e.datid, __ATOMIC_RELAXED) == k.datid &&
+           __atomic_load_n(&e.userid, __ATOMIC_RELAXED) == k.userid &&
+           __atomic_load_n(&e.index, __ATOMIC_RELAXED) == k.index &&
+           __atomic_load_n(&e.backend_type, __ATOMIC_RELAXED) == k.backend_type;
+}
+
+inline void bump_usage(QueryEntry &e) {
+    uint8_t u = __atomic_load_n(&e.usage, __ATOMIC_RELAXED);
+    if (u < QueryTable::kMaxUsage) __atomic_store_n(&e.usage, static_cast<uint8_t>(u + 1), __ATOMIC_RELAXED);
+}
+
+}  // namespace
 
 size_t QueryTable::bytes(uint32_t capacity) {
     return offsetof(QueryTable, entries) + static_cast<size_t>(capacity) * sizeof(QueryEntry);
@@ -93,34 +126,46 @@ void QueryTable::init(uint32_t cap) {
 }
 
 bool QueryTable::add(const QueryKey &k, uint64_t calls, uint64_t ns) {
-    const uint32_t ep = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
-    const uint32_t ready = (ep << 2) | kReady;
-    const uint32_t claiming = (ep << 2) | kClaiming;
+    const uint64_t ep = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE) & kEpochMask;
     const uint32_t mask = capacity - 1;
     uint64_t h = key_hash(k);
     int probes = capacity < static_cast<uint32_t>(kMaxProbes) ? static_cast<int>(capacity) : kMaxProbes;
     for (int p = 0; p < probes; p++) {
         QueryEntry &e = entries[(h + p) & mask];
-        uint32_t st = __atomic_load_n(&e.state, __ATOMIC_ACQUIRE);
+        uint64_t st = __atomic_load_n(&e.state, __ATOMIC_ACQUIRE);
         for (;;) {
-            if (st == ready) {
-                if (e.queryid == k.queryid && e.datid == k.datid && e.userid == k.userid && e.index == k.index) {
+            const bool current = st_epoch(st) == ep;
+            if (current && st_kind(st) == kReady) {
+                if (!same_key(e, k)) break;  // another key: next slot
+                // Pin, so the evictor cannot free the entry under the add.
+                if (!__atomic_compare_exchange_n(&e.state, &st, st + kPin, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                    continue;  // st reloaded: look again
+                bool mine = same_key(e, k);  // stable while pinned
+                if (mine) {
                     __atomic_fetch_add(&e.calls, calls, __ATOMIC_RELAXED);
                     __atomic_fetch_add(&e.total_ns, ns, __ATOMIC_RELAXED);
-                    return true;
+                    bump_usage(e);
                 }
-                break;  // another key: next slot
+                __atomic_fetch_sub(&e.state, kPin, __ATOMIC_RELEASE);
+                if (mine) return true;
+                break;
             }
-            if (st == claiming) break;  // being claimed right now: never wait for it
+            // Being claimed (any epoch: the claimer will publish it), or a
+            // writer of an older epoch is still adding to it: never wait.
+            if (st_kind(st) == kClaiming || st_pins(st) != 0) break;
             // Free, or left over from before the last reset: claim it.
+            uint64_t claiming = st_make(ep, (st & kGenMask) + kGen, kClaiming);
             if (__atomic_compare_exchange_n(&e.state, &st, claiming, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-                e.queryid = k.queryid;
-                e.datid = k.datid;
-                e.userid = k.userid;
-                e.index = k.index;
+                __atomic_store_n(&e.queryid, k.queryid, __ATOMIC_RELAXED);
+                __atomic_store_n(&e.datid, k.datid, __ATOMIC_RELAXED);
+                __atomic_store_n(&e.userid, k.userid, __ATOMIC_RELAXED);
+                __atomic_store_n(&e.index, k.index, __ATOMIC_RELAXED);
+                __atomic_store_n(&e.backend_type, k.backend_type, __ATOMIC_RELAXED);
+                __atomic_store_n(&e.usage, static_cast<uint8_t>(1), __ATOMIC_RELAXED);
                 __atomic_store_n(&e.calls, calls, __ATOMIC_RELAXED);
                 __atomic_store_n(&e.total_ns, ns, __ATOMIC_RELAXED);
-                __atomic_store_n(&e.state, ready, __ATOMIC_RELEASE);
+                __atomic_store_n(&e.state, st_make(ep, claiming, kReady), __ATOMIC_RELEASE);
+                __atomic_fetch_add(&live, 1, __ATOMIC_RELAXED);
                 return true;
             }
             // st now holds what another writer put there; look again.
@@ -130,9 +175,45 @@ bool QueryTable::add(const QueryKey &k, uint64_t calls, uint64_t ns) {
     return false;
 }
 
+uint64_t QueryTable::evict_step(uint64_t target, uint64_t max_visits) {
+    const uint64_t ep = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE) & kEpochMask;
+    const uint32_t mask = capacity - 1;
+    uint64_t i = hand & mask;
+    uint64_t n = 0;
+    // At most one turn of the hand per step (see FixedHashTable::evict).
+    if (max_visits > capacity) max_visits = capacity;
+    for (uint64_t v = 0; v < max_visits; v++, i = (i + 1) & mask) {
+        if (__atomic_load_n(&live, __ATOMIC_RELAXED) <= static_cast<int64_t>(target)) break;
+        QueryEntry &e = entries[i];
+        uint64_t st = __atomic_load_n(&e.state, __ATOMIC_ACQUIRE);
+        if (st_epoch(st) != ep || st_kind(st) != kReady) continue;
+        uint8_t u = __atomic_load_n(&e.usage, __ATOMIC_RELAXED);
+        if (u > 0) {
+            __atomic_store_n(&e.usage, static_cast<uint8_t>(u - 1), __ATOMIC_RELAXED);
+            continue;
+        }
+        if (st_pins(st) != 0) continue;  // a writer is adding right now: it is in use
+        // Unpinned and ready: free it in one step; a writer that pins it
+        // afterwards fails its CAS and looks again.
+        if (__atomic_compare_exchange_n(&e.state, &st, st_make(ep, st, kFree), false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED)) {
+            __atomic_fetch_sub(&live, 1, __ATOMIC_RELAXED);
+            n++;
+        }
+    }
+    hand = i;
+    if (n) __atomic_fetch_add(&evicted, n, __ATOMIC_RELAXED);
+    return n;
+}
+
 void QueryTable::reset() {
-    __atomic_fetch_add(&epoch, 1, __ATOMIC_ACQ_REL);
+    uint32_t e = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
+    uint32_t next = (e + 1) & kEpochMask;
+    if (next == 0) next = 1;
+    __atomic_store_n(&epoch, next, __ATOMIC_RELEASE);
     __atomic_store_n(&dropped, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&evicted, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&live, 0, __ATOMIC_RELAXED);
 }
 
 uint32_t QueryTable::used() const {
@@ -147,14 +228,15 @@ namespace {
 
 const char kMagic[8] = {'P', 'S', 'W', 'T', 'I', 'M', 'E', '\0'};
 const char kEndMagic[8] = {'P', 'S', 'W', 'T', 'E', 'N', 'D', '\0'};
-constexpr uint32_t kFormatVersion = 1;
+// 2: rows and event totals keyed by backend type; counters of evictions.
+constexpr uint32_t kFormatVersion = 2;
 
 struct SavedRow {
     uint64_t queryid;
     uint32_t datid;
     uint32_t userid;
     uint32_t index;
-    uint32_t pad;
+    uint32_t backend_type;
     uint64_t calls;
     uint64_t total_ns;
 };
@@ -162,12 +244,16 @@ struct SavedRow {
 bool put(FILE *f, const void *p, size_t n) { return std::fwrite(p, 1, n, f) == n; }
 bool get(FILE *f, void *p, size_t n) { return std::fread(p, 1, n, f) == n; }
 
+// version, index_count, histogram buckets, row size, rows, backend type mask
+constexpr int kHeaderWords = 6;
+
 }  // namespace
 
 bool timing_save(FILE *f, const SharedEvents &ev, const QueryTable &qt, uint16_t index_count) {
     if (index_count > kMaxWaitIndex) return false;
-    std::vector<EventCounters> events(index_count);
-    ev.snapshot(events.data(), index_count);
+    std::vector<EventCounters> events(static_cast<size_t>(kMaxBackendTypes) * index_count);
+    uint32_t types = 0;
+    ev.snapshot(events.data(), index_count, &types);
     std::vector<SavedRow> rows;
     qt.for_each([&](const QueryRow &r) {
         SavedRow s{};
@@ -175,38 +261,57 @@ bool timing_save(FILE *f, const SharedEvents &ev, const QueryTable &qt, uint16_t
         s.datid = r.key.datid;
         s.userid = r.key.userid;
         s.index = r.key.index;
+        s.backend_type = r.key.backend_type;
         s.calls = r.calls;
         s.total_ns = r.total_ns;
         rows.push_back(s);
     });
-    uint32_t header[5] = {kFormatVersion, index_count, static_cast<uint32_t>(kHistBuckets),
-                          static_cast<uint32_t>(sizeof(SavedRow)), static_cast<uint32_t>(rows.size())};
-    return put(f, kMagic, sizeof(kMagic)) && put(f, header, sizeof(header)) &&
-           put(f, events.data(), events.size() * sizeof(EventCounters)) &&
-           put(f, rows.data(), rows.size() * sizeof(SavedRow)) && put(f, kEndMagic, sizeof(kEndMagic));
+    uint32_t header[kHeaderWords] = {kFormatVersion, index_count, static_cast<uint32_t>(kHistBuckets),
+                                     static_cast<uint32_t>(sizeof(SavedRow)), static_cast<uint32_t>(rows.size()),
+                                     types};
+    uint64_t counters[2] = {qt.dropped_count(), qt.evicted_count()};
+    if (!put(f, kMagic, sizeof(kMagic)) || !put(f, header, sizeof(header)) || !put(f, counters, sizeof(counters)))
+        return false;
+    for (uint32_t t = 0; t < kMaxBackendTypes; t++)
+        if ((types & (1u << t)) != 0 &&
+            !put(f, events.data() + static_cast<size_t>(t) * index_count, index_count * sizeof(EventCounters)))
+            return false;
+    return put(f, rows.data(), rows.size() * sizeof(SavedRow)) && put(f, kEndMagic, sizeof(kEndMagic));
 }
 
 bool timing_load(FILE *f, SharedEvents *ev, QueryTable *qt, uint16_t index_count) {
     char magic[8];
-    uint32_t header[5];
+    uint32_t header[kHeaderWords];
+    uint64_t counters[2];
     if (!get(f, magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(magic)) != 0) return false;
     if (!get(f, header, sizeof(header))) return false;
     if (header[0] != kFormatVersion || header[1] != index_count || header[2] != kHistBuckets ||
         header[3] != sizeof(SavedRow) || header[4] > (1u << 26))
         return false;
-    std::vector<EventCounters> events(index_count);
+    if (!get(f, counters, sizeof(counters))) return false;
+    const uint32_t types = kMaxBackendTypes >= 32 ? header[5] : header[5] & ((1u << kMaxBackendTypes) - 1);
+    if (types != header[5]) return false;
+    std::vector<EventCounters> events(static_cast<size_t>(kMaxBackendTypes) * index_count);
+    for (uint32_t t = 0; t < kMaxBackendTypes; t++)
+        if ((types & (1u << t)) != 0 &&
+            !get(f, events.data() + static_cast<size_t>(t) * index_count, index_count * sizeof(EventCounters)))
+            return false;
     std::vector<SavedRow> rows(header[4]);
-    if (!get(f, events.data(), events.size() * sizeof(EventCounters))) return false;
     if (!get(f, rows.data(), rows.size() * sizeof(SavedRow))) return false;
     if (!get(f, magic, sizeof(magic)) || std::memcmp(magic, kEndMagic, sizeof(magic)) != 0) return false;
     ev->begin();
-    for (uint16_t i = 0; i < index_count; i++) ev->add(i, events[i]);
+    for (uint32_t t = 0; t < kMaxBackendTypes; t++)
+        if ((types & (1u << t)) != 0)
+            for (uint16_t i = 0; i < index_count; i++)
+                ev->add(static_cast<uint8_t>(t), i, events[static_cast<size_t>(t) * index_count + i]);
     ev->end();
     for (const SavedRow &r : rows) {
-        if (r.index >= index_count) continue;
-        QueryKey k{r.queryid, r.datid, r.userid, static_cast<uint16_t>(r.index)};
+        if (r.index >= index_count || r.backend_type >= kMaxBackendTypes) continue;
+        QueryKey k{r.queryid, r.datid, r.userid, static_cast<uint16_t>(r.index), static_cast<uint8_t>(r.backend_type)};
         qt->add(k, r.calls, r.total_ns);
     }
+    __atomic_fetch_add(&qt->dropped, counters[0], __ATOMIC_RELAXED);
+    __atomic_fetch_add(&qt->evicted, counters[1], __ATOMIC_RELAXED);
     return true;
 }
 

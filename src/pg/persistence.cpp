@@ -34,7 +34,10 @@ struct SavedProfileHeader {
     int64 profile_dropped;
     int64 samples_recorded;
     uint64 entries;
+    uint64 profile_evicted;  // since version 2
 };
+// 2: the eviction counter.
+static constexpr uint32 kProfileVersion = 2;
 struct SavedProfileEntry {
     ProfileKey key;
     uint64 count;
@@ -48,6 +51,7 @@ static void save_profile(StatFileWriter &out) {
     h.samples_taken = shared->samples_taken;
     h.profile_dropped = shared->profile_dropped;
     h.samples_recorded = sampling->samples_recorded;
+    h.profile_evicted = table.evicted();
     table.for_each([&](const ProfileKey &k, uint64 c) {
         SavedProfileEntry e;
         memset(&e, 0, sizeof(e));
@@ -57,7 +61,7 @@ static void save_profile(StatFileWriter &out) {
         h.entries++;
     });
     memcpy(&buf[0], &h, sizeof(h));
-    out.section("profile", 1, buf.data(), buf.size());
+    out.section("profile", kProfileVersion, buf.data(), buf.size());
 }
 
 static bool load_profile(const char *data, size_t len) {
@@ -78,14 +82,17 @@ static bool load_profile(const char *data, size_t len) {
     shared->samples_taken = h.samples_taken;
     shared->profile_dropped = h.profile_dropped + dropped;
     shared->profile_entries = static_cast<int64>(table.used());
+    table.set_evicted(h.profile_evicted);
     sampling->samples_recorded = h.samples_recorded;
     return true;
 }
 
 // ---- minute buckets ---------------------------------------------------------
 // Saved as raw memory, the open minute's hash table included: version 2 came
-// with a new hash_bytes, under which a version-1 table's keys are not found.
-static constexpr uint32 kMinutesVersion = 2;
+// with a new hash_bytes, under which a version-1 table's keys are not found;
+// version 3 with the hash table's usage field, the eviction counter and the
+// preallocated sort buffer.
+static constexpr uint32 kMinutesVersion = 3;
 
 static void save_buckets(StatFileWriter &out) {
     MinuteBuckets b = minute_buckets();
@@ -104,7 +111,8 @@ static bool load_buckets(const char *data, size_t len) {
 
 // ---- exact timing ------------------------------------------------------------
 // Timing writes a self-describing block to a FILE*; carry it as a section
-// through memory streams.
+// through memory streams. 2: keyed by backend type (the block says so too).
+static constexpr uint32 kTimingVersion = 2;
 static void save_timing(StatFileWriter &out) {
     char *buf = nullptr;
     size_t len = 0;
@@ -112,7 +120,7 @@ static void save_timing(StatFileWriter &out) {
     if (f == nullptr) return;
     bool ok = timing_save(f);
     ok = fclose(f) == 0 && ok;
-    if (ok) out.section("timing", 1, buf, len);
+    if (ok) out.section("timing", kTimingVersion, buf, len);
     free(buf);
 }
 
@@ -126,9 +134,9 @@ static bool load_timing(const char *data, size_t len) {
 
 // The sections, in file order.
 static const PersistSection sections[] = {
-    {"profile", 1, save_profile, load_profile},
+    {"profile", kProfileVersion, save_profile, load_profile},
     {"minutes", kMinutesVersion, save_buckets, load_buckets},
-    {"timing", 1, save_timing, load_timing},
+    {"timing", kTimingVersion, save_timing, load_timing},
 };
 
 static void save_all(int code, Datum arg) {

@@ -223,6 +223,7 @@ static void take_sample() {
     shared->last_sample_time = now;
     shared->profile_dropped += dropped;
     shared->profile_entries = static_cast<int64>(profile.used());
+    evict_tables_step();  // bounded: keeps the profile and per-query table from going blind
     shared->history_used = static_cast<int64>(ring.used());
     sampling->profile_seq.write_end();
     LWLockRelease(shared->lock);

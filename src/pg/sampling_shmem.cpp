@@ -1,6 +1,7 @@
 #include "sampling_shmem.h"
 
 #include "gucs.h"
+#include "timing.h"
 
 namespace psw {
 
@@ -53,6 +54,27 @@ void encoded_wait_names(uint32 wait, const char **type, const char **name) {
     } else {
         *type = pgstat_get_wait_event_type(wait);
         *name = pgstat_get_wait_event(wait);
+    }
+}
+
+// Slots one tick's step may visit per table: a few microseconds, whatever
+// the table's size (the clock hand resumes where it stopped).
+static constexpr uint64 kEvictVisitsPerTick = 1024;
+
+void evict_tables_step() {
+    FixedHashTable<ProfileKey> profile = profile_table();
+    // Keep a tenth of profile_max free for the keys new in the next ticks.
+    uint64 limit = profile.limit();
+    uint64 target = limit - Max(limit / 10, static_cast<uint64>(1));
+    if (profile.used() > target) {
+        profile.evict(target, kEvictVisitsPerTick, [](const ProfileKey &, uint64) {});
+        shared->profile_entries = static_cast<int64>(profile.used());
+    }
+    if (timing_shared != nullptr) {
+        // Half the per-query table: its lock-free writers probe at most a
+        // few dozen slots, which stays cheap and rarely fails at that load.
+        QueryTable *qt = timing_query_table();
+        qt->evict_step(qt->capacity / 2, kEvictVisitsPerTick);
     }
 }
 

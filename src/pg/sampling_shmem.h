@@ -75,6 +75,13 @@ inline uint32 minute_row_wait(uint32 wait) {
 // flag is ignored; the catch-all row is 'Other'/'Other').
 void encoded_wait_names(uint32 wait, const char **type, const char **name);
 
+// One bounded eviction step of the tables that would otherwise fill up and
+// go blind: the profile (when it nears profile_max) and the exact-timing
+// per-query table. Called by the sampler in every tick, inside its write
+// section (shared->lock held exclusively, profile_seq odd). Backends never
+// evict; they never wait for this.
+void evict_tables_step();
+
 // Sampler ticks take shared->lock exclusively for their writes; a reset
 // takes it too. Readers normally copy lock-free (see sql_sampling.cpp).
 void reset_sampling();

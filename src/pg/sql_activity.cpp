@@ -69,6 +69,7 @@ Datum pg_stat_waits_activity_internal(PG_FUNCTION_ARGS) {
         ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
         uint32 n = psw::proc_count();
         for (uint32 i = 0; i < n; i++) {
+            CHECK_FOR_INTERRUPTS();
             psw::ProcSample s;
             if (psw::read_proc(i, &s)) psw::put_activity_row(rsinfo, s);
         }

@@ -7,6 +7,12 @@
 // depend on the sampler being alive. Only when a profile copy keeps racing
 // the sampler (ten tries) does a reader take the shared lock, which bounds
 // its wait by one tick's writes.
+//
+// Every scan can be cancelled (history holds up to 50 million samples):
+// loops with only PostgreSQL memory alive call CHECK_FOR_INTERRUPTS()
+// directly; the aggregations of top and timeline hold C++ containers, so
+// they stop on a pending interrupt and process it once those are gone
+// (boundary.h, interruptible()).
 #include <new>
 #include <vector>
 
@@ -127,18 +133,31 @@ static bool use_history(TimestampTz from) {
 }
 
 // ---- top --------------------------------------------------------------------
-static TopRow *compute_top(TimestampTz from, int limit, size_t *nrows, uint64 *total) {
+// Stops early (returns nullptr, *interrupted set) when an interrupt is
+// pending; the caller processes it after agg is gone.
+static TopRow *compute_top(TimestampTz from, int limit, size_t *nrows, uint64 *total, bool *interrupted) {
     TopAgg agg;
     if (use_history(from)) {
-        history_ring().read([&](const HistorySample &h) {
+        history_ring().read_until([&](const HistorySample &h) {
+            if (interrupt_pending()) {
+                *interrupted = true;
+                return false;
+            }
             if (h.sample_time >= from) agg.add(h.wait, 1);
+            return true;
         });
+        if (*interrupted) return nullptr;
     } else {
         std::vector<MinuteBuckets::MinuteCopy> minutes;
         minute_buckets().read(from / USECS_PER_MINUTE, &minutes);
-        for (const auto &m : minutes)
+        for (const auto &m : minutes) {
+            if (interrupt_pending()) {
+                *interrupted = true;
+                return nullptr;
+            }
             for (const MinuteRow &r : m.rows)
                 agg.add(minute_row_wait(r.wait), r.count);
+        }
     }
     std::vector<TopRow> rows = agg.result(static_cast<size_t>(limit));
     TopRow *out = palloc_array_nothrow<TopRow>(rows.size());
@@ -149,13 +168,20 @@ static TopRow *compute_top(TimestampTz from, int limit, size_t *nrows, uint64 *t
 }
 
 // ---- timeline ---------------------------------------------------------------
-static TimelineRow *compute_timeline(TimestampTz from, int64 width, size_t *nrows, int64 *used_width) {
+static TimelineRow *compute_timeline(TimestampTz from, int64 width, size_t *nrows, int64 *used_width,
+                                     bool *interrupted) {
     std::vector<TimelineRow> rows;
     if (use_history(from)) {
         TimelineAgg agg(width);
-        history_ring().read([&](const HistorySample &h) {
+        history_ring().read_until([&](const HistorySample &h) {
+            if (interrupt_pending()) {
+                *interrupted = true;
+                return false;
+            }
             if (h.sample_time >= from) agg.add(h.sample_time, h.wait, 1);
+            return true;
         });
+        if (*interrupted) return nullptr;
         rows = agg.result();
         *used_width = width;
     } else {
@@ -164,9 +190,14 @@ static TimelineRow *compute_timeline(TimestampTz from, int64 width, size_t *nrow
         TimelineAgg agg(minutes * USECS_PER_MINUTE);
         std::vector<MinuteBuckets::MinuteCopy> copies;
         minute_buckets().read(from / USECS_PER_MINUTE, &copies);
-        for (const auto &m : copies)
+        for (const auto &m : copies) {
+            if (interrupt_pending()) {
+                *interrupted = true;
+                return nullptr;
+            }
             for (const MinuteRow &r : m.rows)
                 agg.add(m.minute * USECS_PER_MINUTE, minute_row_wait(r.wait), r.count);
+        }
         rows = agg.result();
         *used_width = minutes * USECS_PER_MINUTE;
     }
@@ -188,7 +219,9 @@ Datum pg_stat_waits_history_internal(PG_FUNCTION_ARGS) {
         MemoryContext row_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_stat_waits history row",
                                                       ALLOCSET_SMALL_SIZES);
         psw::VisibilityCache vis;
+        // Only PostgreSQL memory is alive here: a cancel may longjmp out.
         psw::history_ring().read([&](const psw::HistorySample &h) {
+            CHECK_FOR_INTERRUPTS();
             MemoryContext old = MemoryContextSwitchTo(row_cxt);
             psw::put_history_row(rsinfo, h, vis);
             MemoryContextSwitchTo(old);
@@ -224,6 +257,7 @@ Datum pg_stat_waits_profile_internal(PG_FUNCTION_ARGS) {
         double period = psw::sample_period_for_time();
         psw::VisibilityCache vis;
         for (size_t i = 0; i < nslots; i++) {
+            if ((i & 1023) == 0) CHECK_FOR_INTERRUPTS();
             const Table::Slot &s = copy[i];
             if (s.count == 0) continue;
             Datum v[psw::kPrColumns];
@@ -262,7 +296,8 @@ Datum pg_stat_waits_top(PG_FUNCTION_ARGS) {
         ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
         size_t nrows = 0;
         uint64 total = 0;
-        psw::TopRow *rows = psw::compute_top(from, limit, &nrows, &total);
+        psw::TopRow *rows = nullptr;
+        psw::interruptible([&](bool *interrupted) { rows = psw::compute_top(from, limit, &nrows, &total, interrupted); });
         for (size_t i = 0; i < nrows; i++) {
             Datum v[4];
             bool n[4] = {false, false, false, false};
@@ -297,7 +332,9 @@ Datum pg_stat_waits_timeline(PG_FUNCTION_ARGS) {
         ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
         size_t nrows = 0;
         int64 used_width = width;
-        psw::TimelineRow *rows = psw::compute_timeline(from, width, &nrows, &used_width);
+        psw::TimelineRow *rows = nullptr;
+        psw::interruptible(
+            [&](bool *interrupted) { rows = psw::compute_timeline(from, width, &nrows, &used_width, interrupted); });
         double period_us = psw::sample_period_for_time() * 1000.0;
         for (size_t i = 0; i < nrows; i++) {
             Datum v[5];

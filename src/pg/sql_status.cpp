@@ -2,7 +2,9 @@
 // look first when a view is empty.
 #include "boundary.h"
 #include "gucs.h"
+#include "sampling_shmem.h"
 #include "shared_state.h"
+#include "timing.h"
 #include "../core/wait_catalog.h"
 
 PSW_SQL_FUNCTION(pg_stat_waits_status_internal)
@@ -14,7 +16,8 @@ namespace psw {
 enum StatusColumn {
     kStSamplerPid, kStSamplePeriod, kStSamplesTaken, kStLastSample, kStHistorySize, kStHistoryUsed,
     kStProfileEntries, kStProfileMax, kStProfileDropped, kStTiming, kStInterposed, kStShmemBytes,
-    kStStatsReset, kStSamplerLagMs, kStColumns
+    kStStatsReset, kStSamplerLagMs, kStProfileEvicted, kStBucketsEvicted, kStQueriesEvicted, kStQueriesDropped,
+    kStColumns
 };
 
 static Datum interposed_array(uint32 mask) {
@@ -55,6 +58,17 @@ Datum pg_stat_waits_status_internal(PG_FUNCTION_ARGS) {
         v[psw::kStShmemBytes] = Int64GetDatum(static_cast<int64>(sh->shmem_bytes));
         v[psw::kStStatsReset] = TimestampTzGetDatum(sh->stats_reset);
         v[psw::kStSamplerLagMs] = Float8GetDatum(sh->sampler_lag_ms_max);
+        // Eviction counters (racy reads of counters only the sampler or a
+        // reset writes; backends only add to queries_dropped).
+        v[psw::kStProfileEvicted] = Int64GetDatum(static_cast<int64>(psw::profile_table().evicted()));
+        v[psw::kStBucketsEvicted] = Int64GetDatum(static_cast<int64>(psw::minute_buckets().evicted()));
+        if (psw::timing_shared != nullptr) {
+            psw::QueryTable *qt = psw::timing_query_table();
+            v[psw::kStQueriesEvicted] = Int64GetDatum(static_cast<int64>(qt->evicted_count()));
+            v[psw::kStQueriesDropped] = Int64GetDatum(static_cast<int64>(qt->dropped_count()));
+        } else {
+            n[psw::kStQueriesEvicted] = n[psw::kStQueriesDropped] = true;
+        }
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
         return static_cast<Datum>(0);
     });

@@ -19,11 +19,21 @@ namespace psw {
 
 static constexpr double kNsPerMs = 1e6;
 
-static EventCounters *snapshot_events() {
+// Per-(backend type, event) counters: ev[t * wait_index_count() + i], rows
+// of types not in *types zeroed.
+static EventCounters *snapshot_events(uint32 *types) {
     uint16 n = wait_index_count();
-    EventCounters *ev = static_cast<EventCounters *>(palloc0(sizeof(EventCounters) * kMaxWaitIndex));
-    timing_shared->events.snapshot(ev, n);
+    EventCounters *ev =
+        static_cast<EventCounters *>(palloc0(sizeof(EventCounters) * static_cast<size_t>(kMaxBackendTypes) * n));
+    timing_shared->events.snapshot(ev, n, types);
     return ev;
+}
+
+// Backend type name of an exact-timing row (NULL when unknown).
+static Datum backend_type_datum(uint8_t t, bool *isnull) {
+    const char *name = t == 0 ? nullptr : backend_type_name(t);
+    *isnull = name == nullptr;
+    return name ? CStringGetTextDatum(name) : static_cast<Datum>(0);
 }
 
 static void require_timing_shmem() {
@@ -36,6 +46,7 @@ static int compare_rows(const void *a, const void *b) {
     if (x->key.queryid != y->key.queryid) return x->key.queryid < y->key.queryid ? -1 : 1;
     if (x->key.datid != y->key.datid) return x->key.datid < y->key.datid ? -1 : 1;
     if (x->key.userid != y->key.userid) return x->key.userid < y->key.userid ? -1 : 1;
+    if (x->key.backend_type != y->key.backend_type) return x->key.backend_type < y->key.backend_type ? -1 : 1;
     if (x->key.index != y->key.index) return x->key.index < y->key.index ? -1 : 1;
     return 0;
 }
@@ -51,22 +62,29 @@ Datum pg_stat_waits_internal(PG_FUNCTION_ARGS) {
         psw::require_timing_shmem();
         InitMaterializedSRF(fcinfo, 0);
         ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-        psw::EventCounters *ev = psw::snapshot_events();
+        uint32 types = 0;
+        psw::EventCounters *all = psw::snapshot_events(&types);
         uint16 n = psw::wait_index_count();
-        for (uint16 i = 0; i < n; i++) {
-            if (ev[i].calls == 0) continue;
-            const char *type, *name;
-            psw::index_names(i, &type, &name);
-            Datum v[6];
-            bool nulls[6] = {false, false, false, false, false, false};
-            v[0] = CStringGetTextDatum(type);
-            v[1] = CStringGetTextDatum(name);
-            v[2] = Int64GetDatum(static_cast<int64>(ev[i].calls));
-            v[3] = Float8GetDatum(static_cast<double>(ev[i].total_ns) / psw::kNsPerMs);
-            v[4] = Float8GetDatum(static_cast<double>(ev[i].total_ns) / static_cast<double>(ev[i].calls) /
-                                  psw::kNsPerMs);
-            v[5] = Float8GetDatum(static_cast<double>(ev[i].max_ns) / psw::kNsPerMs);
-            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+        for (uint8_t t = 0; t < psw::kMaxBackendTypes; t++) {
+            if ((types & (1u << t)) == 0) continue;
+            const psw::EventCounters *ev = all + static_cast<size_t>(t) * n;
+            for (uint16 i = 0; i < n; i++) {
+                CHECK_FOR_INTERRUPTS();
+                if (ev[i].calls == 0) continue;
+                const char *type, *name;
+                psw::index_names(i, &type, &name);
+                Datum v[7];
+                bool nulls[7] = {false, false, false, false, false, false, false};
+                v[0] = CStringGetTextDatum(type);
+                v[1] = CStringGetTextDatum(name);
+                v[2] = Int64GetDatum(static_cast<int64>(ev[i].calls));
+                v[3] = Float8GetDatum(static_cast<double>(ev[i].total_ns) / psw::kNsPerMs);
+                v[4] = Float8GetDatum(static_cast<double>(ev[i].total_ns) / static_cast<double>(ev[i].calls) /
+                                      psw::kNsPerMs);
+                v[5] = Float8GetDatum(static_cast<double>(ev[i].max_ns) / psw::kNsPerMs);
+                v[6] = psw::backend_type_datum(t, &nulls[6]);
+                tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+            }
         }
         return static_cast<Datum>(0);
     });
@@ -80,7 +98,9 @@ Datum pg_stat_waits_queries_internal(PG_FUNCTION_ARGS) {
         psw::QueryTable *qt = psw::timing_query_table();
         psw::QueryRow *rows = static_cast<psw::QueryRow *>(palloc(sizeof(psw::QueryRow) * qt->capacity));
         uint32 nrows = 0;
+        // The lambda holds no C++ object: a cancel may longjmp out of it.
         qt->for_each([&](const psw::QueryRow &r) {
+            if ((nrows & 4095) == 0) CHECK_FOR_INTERRUPTS();
             if (nrows < qt->capacity) rows[nrows++] = r;
         });
         qsort(rows, nrows, sizeof(psw::QueryRow), psw::compare_rows);
@@ -103,11 +123,12 @@ Datum pg_stat_waits_queries_internal(PG_FUNCTION_ARGS) {
                 if (rows[end].key.index != cpu) waits_ns += rows[end].total_ns;
                 end++;
             }
+            CHECK_FOR_INTERRUPTS();
             bool visible = psw::can_see_queries_of(rows[g].key.userid);
             for (uint32 i = g; i < end; i++) {
                 const psw::QueryRow &r = rows[i];
-                Datum v[7];
-                bool nulls[7] = {false, false, false, false, false, false, false};
+                Datum v[8];
+                bool nulls[8] = {false, false, false, false, false, false, false, false};
                 v[0] = Int64GetDatum(static_cast<int64>(r.key.queryid));
                 nulls[0] = !visible;
                 v[1] = ObjectIdGetDatum(r.key.datid);
@@ -124,6 +145,7 @@ Datum pg_stat_waits_queries_internal(PG_FUNCTION_ARGS) {
                 // may already be flushed while its elapsed time is not.
                 if (r.key.index == cpu) ns = ns > waits_ns ? ns - waits_ns : 0;
                 v[6] = Float8GetDatum(static_cast<double>(ns) / psw::kNsPerMs);
+                v[7] = psw::backend_type_datum(r.key.backend_type, &nulls[7]);
                 tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
             }
             g = end;
@@ -151,7 +173,13 @@ Datum pg_stat_waits_histogram(PG_FUNCTION_ARGS) {
                             errhint("Use the wait_event_type and wait_event names shown by pg_stat_waits.")));
         InitMaterializedSRF(fcinfo, 0);
         ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-        psw::EventCounters *ev = psw::snapshot_events();
+        // Summed over backend types: the event's durations, whoever waited.
+        uint32 types = 0;
+        psw::EventCounters *all = psw::snapshot_events(&types);
+        psw::EventCounters *ev = static_cast<psw::EventCounters *>(palloc0(sizeof(psw::EventCounters) * n));
+        for (uint8_t t = 0; t < psw::kMaxBackendTypes; t++)
+            if ((types & (1u << t)) != 0)
+                for (int b = 0; b < psw::kHistBuckets; b++) ev[found].hist[b] += all[static_cast<size_t>(t) * n + found].hist[b];
         for (int b = 0; b < psw::kHistBuckets; b++) {
             double lo, hi;
             psw::hist_bucket_bounds_ns(b, &lo, &hi);

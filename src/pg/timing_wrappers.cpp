@@ -59,6 +59,13 @@ static inline int64 now_ns() { return tsc_clock_ns(tsc_clock); }
 int64 timing_now_ns() { return now_ns(); }
 const char *timing_clock_name() { return tsc_clock.usable ? "tsc" : "clock_gettime"; }
 
+// Exact tables keep backend types apart (PostgreSQL 18's io workers' reads
+// are not a client's); types past the tables' range count as type 0.
+static inline uint8_t timing_backend_type() {
+    int t = static_cast<int>(MyBackendType);
+    return t > 0 && t < kMaxBackendTypes ? static_cast<uint8_t>(t) : 0;
+}
+
 static void flush(int64 now) {
     last_flush_ns = now;
     if (!local_timing.pending()) return;
@@ -71,10 +78,11 @@ static void flush(int64 now) {
     const uint64 qid = pending_queryid;
     const Oid dbid = MyDatabaseId;
     const Oid userid = pending_userid;
+    const uint8_t btype = timing_backend_type();
     ts->events.begin();
     local_timing.drain([&](uint16_t idx, const EventCounters &c, uint64_t qcalls, uint64_t qns) {
-        ts->events.add(idx, c);
-        if (qcalls != 0 && qid != 0) qt->add(QueryKey{qid, dbid, userid, idx}, qcalls, qns);
+        ts->events.add(btype, idx, c);
+        if (qcalls != 0 && qid != 0) qt->add(QueryKey{qid, dbid, userid, idx, btype}, qcalls, qns);
     });
     ts->events.end();
 }
@@ -312,7 +320,7 @@ void timing_statement_end() {
     flush(t);  // its waits, under its queryid
     pending_queryid = 0;
     if (timing_shared != nullptr)
-        timing_query_table()->add(QueryKey{stmt_queryid, MyDatabaseId, stmt_userid, wait_index(0)}, 1,
+        timing_query_table()->add(QueryKey{stmt_queryid, MyDatabaseId, stmt_userid, wait_index(0), timing_backend_type()}, 1,
                                   static_cast<uint64_t>(t - stmt_start_ns));
 }
 

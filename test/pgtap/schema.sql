@@ -1,6 +1,6 @@
 -- Schema of pg_stat_waits objects: columns, types, privileges.
 BEGIN;
-SELECT plan(31);
+SELECT plan(35);
 
 SELECT has_view('pg_stat_waits_activity');
 SELECT columns_are('pg_stat_waits_activity', ARRAY['pid', 'leader_pid', 'backend_type', 'datid', 'usesysid',
@@ -28,6 +28,10 @@ SELECT col_type_is('pg_stat_waits_status', 'history_used', 'integer');
 SELECT col_type_is('pg_stat_waits_status', 'profile_entries', 'integer');
 SELECT col_type_is('pg_stat_waits_status', 'profile_max', 'integer');
 SELECT col_type_is('pg_stat_waits_status', 'profile_dropped', 'bigint');
+SELECT col_type_is('pg_stat_waits_status', 'profile_evicted', 'bigint');
+SELECT col_type_is('pg_stat_waits_status', 'buckets_evicted', 'bigint');
+SELECT col_type_is('pg_stat_waits_status', 'queries_evicted', 'bigint');
+SELECT col_type_is('pg_stat_waits_status', 'queries_dropped', 'bigint');
 SELECT col_type_is('pg_stat_waits_status', 'timing', 'boolean');
 SELECT col_type_is('pg_stat_waits_status', 'interposed', 'text[]');
 SELECT col_type_is('pg_stat_waits_status', 'shmem_bytes', 'bigint');

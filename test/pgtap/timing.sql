@@ -3,7 +3,7 @@ BEGIN;
 SELECT plan(24);
 
 SELECT has_view('pg_stat_waits');
-SELECT columns_are('pg_stat_waits', ARRAY['wait_event_type', 'wait_event', 'calls', 'total_time', 'mean_time', 'max_time']);
+SELECT columns_are('pg_stat_waits', ARRAY['wait_event_type', 'wait_event', 'calls', 'total_time', 'mean_time', 'max_time', 'backend_type']);
 SELECT col_type_is('pg_stat_waits', 'wait_event_type', 'text');
 SELECT col_type_is('pg_stat_waits', 'wait_event', 'text');
 SELECT col_type_is('pg_stat_waits', 'calls', 'bigint');
@@ -12,7 +12,7 @@ SELECT col_type_is('pg_stat_waits', 'mean_time', 'double precision');
 SELECT col_type_is('pg_stat_waits', 'max_time', 'double precision');
 
 SELECT has_view('pg_stat_waits_queries');
-SELECT columns_are('pg_stat_waits_queries', ARRAY['queryid', 'datid', 'usesysid', 'wait_event_type', 'wait_event', 'calls', 'total_time']);
+SELECT columns_are('pg_stat_waits_queries', ARRAY['queryid', 'datid', 'usesysid', 'wait_event_type', 'wait_event', 'calls', 'total_time', 'backend_type']);
 SELECT col_type_is('pg_stat_waits_queries', 'queryid', 'bigint');
 SELECT col_type_is('pg_stat_waits_queries', 'datid', 'oid');
 SELECT col_type_is('pg_stat_waits_queries', 'usesysid', 'oid');

@@ -97,3 +97,67 @@ TEST(FixedHash, ClearEmptiesIt) {
 }
 
 }  // namespace
+
+namespace {
+
+// Random adds and eviction steps against a reference map: every key still
+// present is found with its exact count (deletion kept the probe runs
+// intact), the table never holds more than its limit, and every key ever
+// added is either present or counted as evicted.
+TEST(FixedHashEviction, StepsKeepLookupsExactAndCountEvictions) {
+    Table t(200);
+    std::map<uint64_t, uint64_t> ref;
+    std::mt19937_64 rng(7);
+    uint64_t evicted_total = 0;
+    for (int round = 0; round < 200; round++) {
+        for (int i = 0; i < 30; i++) {
+            uint64_t a = rng() % 3000;
+            uint64_t n = 1 + rng() % 3;
+            if (t.t.add(key(a), n)) ref[a] += n;
+        }
+        evicted_total += t.t.evict(150, 64, [&](const Key &k, uint64_t c) {
+            auto it = ref.find(k.a);
+            ASSERT_NE(it, ref.end());
+            EXPECT_EQ(it->second, c);
+            ref.erase(it);
+        });
+        ASSERT_LE(t.t.used(), 200u);
+        ASSERT_EQ(t.t.used(), ref.size());
+        for (const auto &kv : ref) ASSERT_EQ(t.t.get(key(kv.first)), kv.second) << kv.first;
+    }
+    EXPECT_GT(evicted_total, 1000u);
+    EXPECT_EQ(t.t.evicted(), evicted_total);
+    t.t.clear();
+    EXPECT_EQ(t.t.evicted(), 0u);
+}
+
+// A stream of ever-new keys, five times the limit, with one eviction step
+// per "tick": the newest keys are present, the heavy key used every tick
+// survives, and nothing is refused.
+TEST(FixedHashEviction, NewestAndHeavyKeysSurviveAStreamOfNewKeys) {
+    const uint64_t limit = 100;
+    Table t(limit);
+    uint64_t refused = 0;
+    for (uint64_t q = 1; q <= 5 * limit; q++) {
+        if (!t.t.add(key(q), 1)) refused++;
+        t.t.add(key(999999), 5);                                      // heavy, every tick
+        t.t.evict(limit * 9 / 10, 64, [](const Key &, uint64_t) {});  // the sampler's bounded step
+    }
+    EXPECT_EQ(refused, 0u);
+    for (uint64_t q = 5 * limit - 10; q <= 5 * limit; q++) EXPECT_EQ(t.t.get(key(q)), 1u) << q;
+    EXPECT_EQ(t.t.get(key(999999)), 5 * 5 * limit);
+    EXPECT_GE(t.t.evicted(), 5 * limit - limit);
+}
+
+// Evictable() keeps some keys out of reach (the minute buckets' "other"
+// rows are never evicted).
+TEST(FixedHashEviction, RespectsEvictablePredicate) {
+    Table t(64);
+    for (uint64_t q = 1; q <= 64; q++) t.t.add(key(q, q % 2), 1);
+    for (int i = 0; i < 50; i++)
+        t.t.evict(0, 1000, [](const Key &k) { return k.b == 0; }, [](const Key &, uint64_t) {});
+    EXPECT_EQ(t.t.used(), 32u);
+    t.t.for_each([](const Key &k, uint64_t) { EXPECT_EQ(k.b, 1u); });
+}
+
+}  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 namespace {
 
 TEST(StatFile, RoundTripsSections) {
@@ -34,6 +36,24 @@ TEST(StatFile, RejectsTruncatedAndForeignFiles) {
     other[8] = 9;  // format version
     EXPECT_FALSE(psw::parse_stat_file(other, &s, &err));
     EXPECT_NE(err.find("version"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// Files of format 1 (before exact timing was keyed by backend type) are
+// refused as a whole: the server logs it and starts empty.
+TEST(StatFile, RefusesFormatOneFiles) {
+    psw::StatFileWriter w;
+    w.section("profile", 1, "x", 1);
+    std::string file = w.finish();
+    uint32_t one = 1;
+    std::memcpy(&file[8], &one, sizeof(one));
+    std::vector<psw::StatSection> s;
+    std::string err;
+    EXPECT_FALSE(psw::parse_stat_file(file, &s, &err));
+    EXPECT_NE(err.find("version 1 is not supported"), std::string::npos) << err;
 }
 
 }  // namespace

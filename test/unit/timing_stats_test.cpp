@@ -81,19 +81,22 @@ TEST(TimingStats, SharedEventsMergeAndSnapshot) {
     a.calls = 2; a.total_ns = 50; a.max_ns = 40; a.hist[0] = 2;
     EventCounters b{};
     b.calls = 1; b.total_ns = 5000; b.max_ns = 5000; b.hist[hist_bucket(5000)] = 1;
-    s->begin(); s->add(3, a); s->add(3, b); s->end();
-    std::vector<EventCounters> out(kMaxWaitIndex);
-    ASSERT_TRUE(s->snapshot(out.data(), kMaxWaitIndex));
-    EXPECT_EQ(out[3].calls, 3u);
-    EXPECT_EQ(out[3].total_ns, 5050u);
-    EXPECT_EQ(out[3].max_ns, 5000u);
+    s->begin(); s->add(4, 3, a); s->add(4, 3, b); s->add(13, 3, a); s->end();
+    std::vector<EventCounters> out(kMaxBackendTypes * kMaxWaitIndex);
+    uint32_t types = 0;
+    ASSERT_TRUE(s->snapshot(out.data(), kMaxWaitIndex, &types));
+    EXPECT_EQ(types, (1u << 4) | (1u << 13));  // each backend type keeps its own row
+    EXPECT_EQ(out[4 * kMaxWaitIndex + 3].calls, 3u);
+    EXPECT_EQ(out[4 * kMaxWaitIndex + 3].total_ns, 5050u);
+    EXPECT_EQ(out[4 * kMaxWaitIndex + 3].max_ns, 5000u);
+    EXPECT_EQ(out[13 * kMaxWaitIndex + 3].calls, 2u);
     s->reset();
-    ASSERT_TRUE(s->snapshot(out.data(), kMaxWaitIndex));
-    EXPECT_EQ(out[3].calls, 0u);
-    EXPECT_EQ(out[3].max_ns, 0u);
+    ASSERT_TRUE(s->snapshot(out.data(), kMaxWaitIndex, &types));
+    EXPECT_EQ(out[4 * kMaxWaitIndex + 3].calls, 0u);
+    EXPECT_EQ(out[4 * kMaxWaitIndex + 3].max_ns, 0u);
     // A flush in progress makes readers give up rather than copy a torn state.
     s->begin();
-    EXPECT_FALSE(s->snapshot(out.data(), kMaxWaitIndex, 3));
+    EXPECT_FALSE(s->snapshot(out.data(), kMaxWaitIndex, &types, 3));
     s->end();
 }
 
@@ -109,19 +112,21 @@ TEST(TimingStats, SnapshotsUnderConcurrentFlushesAreConsistent) {
             // Backends flush at statement end or once a second, not back to back:
             // a short pause between flushes models a busy server on 2 cores.
             while (!stop.load()) {
-                s->begin(); s->add(9, c); s->end();
+                s->begin(); s->add(1, 9, c); s->end();
                 std::this_thread::sleep_for(std::chrono::microseconds(20));
             }
         });
-    std::vector<EventCounters> out(kMaxWaitIndex);
+    std::vector<EventCounters> out(kMaxBackendTypes * 16);
     int consistent = 0;
     for (int i = 0; i < 2000; i++) {
-        if (!s->snapshot(out.data(), 16, 1000)) continue;
+        uint32_t types = 0;
+        if (!s->snapshot(out.data(), 16, &types, 1000)) continue;
         consistent++;
         uint64_t sum = 0;
-        for (int b = 0; b < kHistBuckets; b++) sum += out[9].hist[b];
-        ASSERT_EQ(sum, out[9].calls);
-        ASSERT_EQ(out[9].total_ns, out[9].calls * 2000);
+        const EventCounters &e = out[1 * 16 + 9];
+        for (int b = 0; b < kHistBuckets; b++) sum += e.hist[b];
+        ASSERT_EQ(sum, e.calls);
+        ASSERT_EQ(e.total_ns, e.calls * 2000);
     }
     stop = true;
     for (auto &w : writers) w.join();
@@ -137,10 +142,11 @@ struct TableMem {
     QueryTable *t;
 };
 
-std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint16_t>, std::pair<uint64_t, uint64_t>> rows(const QueryTable &t) {
-    std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint16_t>, std::pair<uint64_t, uint64_t>> m;
+using RowKey = std::tuple<uint64_t, uint32_t, uint32_t, uint16_t, uint8_t>;
+std::map<RowKey, std::pair<uint64_t, uint64_t>> rows(const QueryTable &t) {
+    std::map<RowKey, std::pair<uint64_t, uint64_t>> m;
     t.for_each([&](const QueryRow &r) {
-        auto &v = m[{r.key.queryid, r.key.datid, r.key.userid, r.key.index}];
+        auto &v = m[{r.key.queryid, r.key.datid, r.key.userid, r.key.index, r.key.backend_type}];
         v.first += r.calls;
         v.second += r.total_ns;
     });
@@ -155,7 +161,7 @@ TEST(QueryTable, AddsAggregatesCountsOverflowAndResets) {
     EXPECT_TRUE(m.t->add(k2, 1, 7));
     auto r = rows(*m.t);
     ASSERT_EQ(r.size(), 2u);
-    EXPECT_EQ(r[std::make_tuple(111ULL, 5u, 10u, uint16_t(3))], std::make_pair(uint64_t(3), uint64_t(150)));
+    EXPECT_EQ(r[std::make_tuple(111ULL, 5u, 10u, uint16_t(3), uint8_t(0))], std::make_pair(uint64_t(3), uint64_t(150)));
     for (uint64_t q = 1000; q < 1020; q++) m.t->add(QueryKey{q, 1, 1, 1}, 1, 1);
     EXPECT_EQ(m.t->used(), 16u);
     EXPECT_EQ(m.t->dropped_count(), 6u);  // 22 keys, 16 slots
@@ -187,9 +193,10 @@ TEST(TimingPersistence, SaveLoadRoundTripAndRefusesForeignData) {
     s->init();
     EventCounters c{};
     c.calls = 4; c.total_ns = 4000; c.max_ns = 1500; c.hist[0] = 2; c.hist[1] = 2;
-    s->begin(); s->add(12, c); s->end();
+    s->begin(); s->add(12, 12, c); s->end();
     TableMem m(64);
-    m.t->add(QueryKey{77, 1, 2, 12}, 4, 4000);
+    m.t->add(QueryKey{77, 1, 2, 12, 12}, 4, 4000);
+    m.t->add(QueryKey{77, 1, 2, 12, 4}, 1, 10);
     FILE *f = std::tmpfile();
     ASSERT_NE(f, nullptr);
     ASSERT_TRUE(timing_save(f, *s, *m.t, wait_index_count()));
@@ -199,12 +206,15 @@ TEST(TimingPersistence, SaveLoadRoundTripAndRefusesForeignData) {
     s2->init();
     TableMem m2(64);
     ASSERT_TRUE(timing_load(f, s2.get(), m2.t, wait_index_count()));
-    std::vector<EventCounters> out(kMaxWaitIndex);
-    s2->snapshot(out.data(), kMaxWaitIndex);
-    EXPECT_EQ(out[12].calls, 4u);
-    EXPECT_EQ(out[12].max_ns, 1500u);
-    EXPECT_EQ(out[12].hist[1], 2u);
-    EXPECT_EQ(rows(*m2.t)[std::make_tuple(77ULL, 1u, 2u, uint16_t(12))], std::make_pair(uint64_t(4), uint64_t(4000)));
+    std::vector<EventCounters> out(kMaxBackendTypes * kMaxWaitIndex);
+    uint32_t types = 0;
+    s2->snapshot(out.data(), kMaxWaitIndex, &types);
+    EXPECT_EQ(types, 1u << 12);
+    EXPECT_EQ(out[12 * kMaxWaitIndex + 12].calls, 4u);
+    EXPECT_EQ(out[12 * kMaxWaitIndex + 12].max_ns, 1500u);
+    EXPECT_EQ(out[12 * kMaxWaitIndex + 12].hist[1], 2u);
+    EXPECT_EQ(rows(*m2.t)[std::make_tuple(77ULL, 1u, 2u, uint16_t(12), uint8_t(12))], std::make_pair(uint64_t(4), uint64_t(4000)));
+    EXPECT_EQ(rows(*m2.t)[std::make_tuple(77ULL, 1u, 2u, uint16_t(12), uint8_t(4))], std::make_pair(uint64_t(1), uint64_t(10)));
 
     std::rewind(f);  // a build with another catalog refuses the block
     auto s3 = std::make_unique<SharedEvents>();
@@ -214,6 +224,92 @@ TEST(TimingPersistence, SaveLoadRoundTripAndRefusesForeignData) {
     std::fputs("garbage", f);
     std::rewind(f);
     EXPECT_FALSE(timing_load(f, s3.get(), m2.t, wait_index_count()));
+    std::fclose(f);
+}
+
+// Eviction frees the least used entries (usage raised by every add, lowered
+// by the hand), so a table fed with ever-new keys keeps taking the newest
+// ones instead of dropping them, and counts what it evicted.
+TEST(QueryTable, EvictionKeepsTheNewestAndCounts) {
+    TableMem m(256);
+    const uint64_t target = 128;
+    uint64_t dropped_before = 0;
+    for (uint64_t q = 1; q <= 5000; q++) {
+        m.t->add(QueryKey{q, 1, 1, 1}, 1, 1);
+        m.t->add(QueryKey{q, 1, 1, 1}, 1, 1);  // used twice
+        if (q % 8 == 0) m.t->evict_step(target, 64);  // the sampler's bounded step per tick
+    }
+    dropped_before = m.t->dropped_count();
+    auto r = rows(*m.t);
+    // The last keys added are all present, whole.
+    for (uint64_t q = 4990; q <= 5000; q++) {
+        auto it = r.find(std::make_tuple(q, 1u, 1u, uint16_t(1), uint8_t(0)));
+        ASSERT_NE(it, r.end()) << q;
+        EXPECT_EQ(it->second.first, 2u);
+    }
+    EXPECT_GT(m.t->evicted_count(), 4000u);
+    EXPECT_EQ(dropped_before, 0u);
+    EXPECT_LE(r.size(), 256u);
+    EXPECT_EQ(m.t->evicted_count() + r.size(), 5000u);  // nothing lost without being counted
+    m.t->reset();
+    EXPECT_EQ(m.t->evicted_count(), 0u);
+}
+
+// A heavy key that keeps being used survives a stream of one-off keys.
+TEST(QueryTable, EvictionSparesKeysInUse) {
+    TableMem m(64);
+    for (uint64_t q = 100; q < 2100; q++) {
+        m.t->add(QueryKey{1, 1, 1, 1}, 1, 1);
+        m.t->add(QueryKey{q, 1, 1, 1}, 1, 1);
+        m.t->evict_step(32, 16);
+    }
+    auto r = rows(*m.t);
+    auto it = r.find(std::make_tuple(1ULL, 1u, 1u, uint16_t(1), uint8_t(0)));
+    ASSERT_NE(it, r.end());
+    EXPECT_EQ(it->second.first, 2000u);
+}
+
+// Writers adding while the evictor frees entries: every add lands either in
+// a live entry of its own key or in an evicted one, never in another key's.
+TEST(QueryTable, ConcurrentEvictionNeverMixesKeys) {
+    TableMem m(128);
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> th;
+    for (int t = 0; t < 3; t++)
+        th.emplace_back([&, t] {
+            for (uint64_t i = 0; i < 60000; i++) {
+                uint64_t q = (i * 7 + static_cast<uint64_t>(t)) % 400 + 1;
+                // calls = q and ns = 1000 q: an entry of key q always has
+                // calls a multiple of q and ns = 1000 × calls.
+                m.t->add(QueryKey{q, 1, 1, 1}, q, 1000 * q);
+            }
+        });
+    std::thread evictor([&] {
+        while (!stop.load()) m.t->evict_step(64, 32);
+    });
+    for (auto &x : th) x.join();
+    stop = true;
+    evictor.join();
+    m.t->for_each([&](const QueryRow &r) {
+        ASSERT_EQ(r.calls % r.key.queryid, 0u) << r.key.queryid;
+        ASSERT_EQ(r.total_ns, 1000 * r.calls);
+    });
+    EXPECT_GT(m.t->evicted_count(), 0u);
+}
+
+TEST(TimingPersistence, RefusesFormatOne) {
+    // A block of format 1 (no backend types) is refused, not misread.
+    FILE *f = std::tmpfile();
+    ASSERT_NE(f, nullptr);
+    const char magic[8] = {'P', 'S', 'W', 'T', 'I', 'M', 'E', '\0'};
+    uint32_t header[5] = {1, wait_index_count(), static_cast<uint32_t>(kHistBuckets), 40, 0};
+    std::fwrite(magic, 1, 8, f);
+    std::fwrite(header, 1, sizeof(header), f);
+    std::rewind(f);
+    auto s = std::make_unique<SharedEvents>();
+    s->init();
+    TableMem m(16);
+    EXPECT_FALSE(timing_load(f, s.get(), m.t, wait_index_count()));
     std::fclose(f);
 }
 

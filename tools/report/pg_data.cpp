@@ -218,9 +218,11 @@ ReportData Server::read_report(const Options &o) {
 
     if (want(*this, d.exact_av, "pg_stat_waits"))
         guard(d.exact_av, [&] {
-            pqxx::result r = run(c, "SELECT wait_event_type, wait_event, calls, total_time, mean_time, max_time FROM " +
+            // One row per event: pg_stat_waits splits events by backend type.
+            pqxx::result r = run(c, "SELECT wait_event_type, wait_event, sum(calls), sum(total_time), "
+                                    "sum(total_time) / sum(calls), max(max_time) FROM " +
                                         qualified("pg_stat_waits") +
-                                        " WHERE calls > 0 ORDER BY total_time DESC LIMIT " + n);
+                                        " WHERE calls > 0 GROUP BY 1, 2 ORDER BY 4 DESC LIMIT " + n);
             for (const auto &row : r)
                 d.exact.push_back({str(row[0]), str(row[1]), i64(row[2]), dbl(row[3]), dbl(row[4]), dbl(row[5])});
         });
@@ -265,7 +267,7 @@ ReportData Server::read_report(const Options &o) {
             if (has("pg_stat_waits")) {
                 pqxx::result r = run(c, "SELECT wait_event_type, wait_event FROM " + qualified("pg_stat_waits") +
                                             " WHERE calls > 0 AND wait_event_type <> 'Activity' "
-                                            "ORDER BY total_time DESC LIMIT 6");
+                                            "GROUP BY 1, 2 ORDER BY sum(total_time) DESC LIMIT 6");
                 for (const auto &row : r) events.emplace_back(str(row[0]), str(row[1]));
             }
             for (const auto &ev : events) {
