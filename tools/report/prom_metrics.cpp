@@ -21,7 +21,11 @@ ClientMetric::Histogram to_prometheus_histogram(const std::vector<HistogramRow> 
         cumulative += r.count;
         ClientMetric::Bucket b;
         b.cumulative_count = cumulative;
-        b.upper_bound = std::isinf(r.upper_ms) ? std::numeric_limits<double>::infinity() : r.upper_ms / 1000.0;
+        // Bounds are whole nanoseconds (1024 ns x 2^b): rounding to the
+        // nanosecond first gives `le` values that print exactly (0.004096,
+        // not 0.004095999999999999), identical on every scrape and target.
+        b.upper_bound = std::isinf(r.upper_ms) ? std::numeric_limits<double>::infinity()
+                                               : std::round(r.upper_ms * 1e6) / 1e9;
         has_inf = has_inf || std::isinf(b.upper_bound);
         h.bucket.push_back(b);
     }
