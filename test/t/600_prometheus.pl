@@ -163,7 +163,7 @@ ok( wait_for(
 		}),
 	'Prometheus scrapes both targets through /probe and both are up');
 
-# Known workload: a row lock held for 0.9 s while another session waits,
+# Known workload: a row lock held for 0.8 s (plus the time to see the waiter wait) while another session waits,
 # repeated (3 times on a, 2 on b). Each wait then lies in the log2 bucket
 # [0.537 s, 1.074 s).
 my %measured;
@@ -179,7 +179,7 @@ for my $name ('a', 'a', 'a', 'b', 'b')
 	$n->poll_query_until('postgres',
 		"SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event = 'transactionid'")
 	  or die 'the waiter never waited';
-	sleep 0.9;
+	sleep 0.8;
 	$holder->query_safe('COMMIT');
 	$waiter->finish;
 	$holder->quit;

@@ -140,7 +140,8 @@ TEST(PromNames, TextFormatHasExactLeAndTotals) {
     std::string text = prometheus::TextSerializer().Serialize(fs);
     EXPECT_NE(text.find("pg_stat_waits_up{target=\"db1\"} 1"), std::string::npos) << text;
     EXPECT_NE(text.find("# TYPE pg_stat_waits_wait_duration_seconds histogram"), std::string::npos);
-    EXPECT_NE(text.find("le=\"0.004096\""), std::string::npos) << "le printed exactly";
+    EXPECT_NE(text.find("le=\"4.096e-06\""), std::string::npos) << "le printed exactly";
+    EXPECT_NE(text.find("le=\"0.004194304\""), std::string::npos) << "le printed exactly";
     EXPECT_NE(text.find("le=\"+Inf\""), std::string::npos);
     EXPECT_NE(text.find("le=\"1.073741824\"} 3"), std::string::npos) << "0.9 s waits counted up to le=1.073741824";
     EXPECT_NE(text.find("le=\"0.536870912\"} 0"), std::string::npos);

@@ -179,6 +179,10 @@ std::vector<MetricFamily> build_families(const std::string &target, const Target
     G("scrape_duration_seconds", d.scrape_seconds);
     C("connects_total", d.connects);
     if (!d.up) return std::move(b.out);
+    // Every family is declared (HELP and TYPE) even when this server has no
+    // series for it now (no session waiting, no eviction counter in its
+    // status view), so what the exporter offers can be read off any scrape.
+    for (const auto &n : kNames) b.family(std::string(kPrefix) + n.name, n.help, n.type);
 
     if (guard) guard->begin_round();
     for (const auto &s : d.sessions)
