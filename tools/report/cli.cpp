@@ -13,7 +13,7 @@ std::string usage_text() {
            "  pg_stat_waits_report report [--since 1h] [--bucket 1min] [--top N] --html FILE [conn options]\n"
            "  pg_stat_waits_report top [--interval 1s] [--once] [--plain] [--count N] [conn options]\n"
            "  pg_stat_waits_report serve [--listen [ADDR]:PORT] [--config FILE] [--target NAME=DSN]...\n"
-           "                             [--top N] [--histogram-events N] [conn options]\n"
+           "                             [--top N] [--histogram-events N] [--slow-interval 1min] [conn options]\n"
            "\n"
            "report: writes one self-contained HTML file (inline SVG, no network): average active sessions by\n"
            "        wait event type over time, top wait events, top queries with their waits, wait duration\n"
@@ -24,7 +24,8 @@ std::string usage_text() {
            "serve:  Prometheus exporter on --listen (default :9866). /metrics reads every target; \n"
            "        /probe?target=NAME reads one. Targets: --config FILE (lines NAME = connection string)\n"
            "        and --target NAME=DSN; with neither, the connection options make one target \"default\".\n"
-           "        --top N queries per target (default 20), --histogram-events N (default 64).\n"
+           "        --top N queries per target (default 20), --histogram-events N (default 64);\n"
+           "        per-query exact times are re-read every --slow-interval (default 1min).\n"
            "\n"
            "Durations: 90 (seconds), 30s, 5min, 1h, 2d, 1h30min.\n"
            "\n"
@@ -95,12 +96,13 @@ ParseResult parse_args(const std::vector<std::string> &args) {
             if (!next(&o.user)) return fail("option " + a + " needs a value");
         } else if (a == "-d" || a == "--dbname") {
             if (!next(&o.dbname)) return fail("option " + a + " needs a value");
-        } else if (a == "--since" || a == "--bucket" || a == "--interval") {
+        } else if (a == "--since" || a == "--bucket" || a == "--interval" || a == "--slow-interval") {
             if (!next(&v)) return fail("option " + a + " needs a value");
             auto d = parse_duration(v);
             if (!d) return fail("invalid duration for " + a + ": \"" + v + "\" (examples: 90, 30s, 5min, 1h)");
             if (a == "--since") o.since_s = *d;
             else if (a == "--bucket") o.bucket_s = *d;
+            else if (a == "--slow-interval") o.slow_interval_s = *d;
             else o.interval_s = *d;
         } else if (a == "--html") {
             if (!next(&o.html_path) || o.html_path.empty()) return fail("option --html needs a file name");

@@ -26,7 +26,8 @@ struct Options {
     std::string listen = ":9866";
     std::string config_path;                                  // NAME = DSN lines
     std::vector<std::pair<std::string, std::string>> targets;  // --target NAME=DSN
-    int histogram_events = 64;  // most events with a duration histogram, per target
+    int histogram_events = 64;
+    double slow_interval_s = 60;  // per-query timing table read at most this often  // most events with a duration histogram, per target
     bool top_given = false;     // --top given (serve's default is 20)
 };
 

@@ -5,7 +5,8 @@
 // sessions now (one row per process), the profile once (aggregated by backend
 // type and event, and for the top-N queries, in one statement), the exact
 // timing table (one row per event) and the histograms of at most
-// --histogram-events events, and the per-query timing table once.
+// --histogram-events events; the per-query timing table at most once per
+// --slow-interval.
 #include "exporter.h"
 
 #include <CivetServer.h>
@@ -53,8 +54,12 @@ void log_line(const std::string &s) {
 
 class Target {
 public:
-    Target(std::string name, std::string conninfo, int top_n, int hist_events)
-        : name_(std::move(name)), conninfo_(std::move(conninfo)), top_n_(top_n), hist_events_(hist_events) {}
+    Target(std::string name, std::string conninfo, int top_n, int hist_events, double slow_interval_s)
+        : name_(std::move(name)),
+          conninfo_(std::move(conninfo)),
+          top_n_(top_n),
+          hist_events_(hist_events),
+          slow_interval_s_(slow_interval_s) {}
 
     const std::string &name() const { return name_; }
 
@@ -106,6 +111,7 @@ private:
         guard_.clear();  // a restarted server may really have reset its counters
         objects_.clear();
         columns_.clear();
+        queries_read_ = false;
         last_reset_.clear();
         run("SET statement_timeout = '10s'");
         pqxx::result ext = run(
@@ -206,13 +212,24 @@ private:
             }
         }
         if (has("pg_stat_waits_queries")) {
-            pqxx::result r = run(
-                "WITH q AS MATERIALIZED (SELECT queryid, wait_event_type, total_time FROM " +
-                q("pg_stat_waits_queries") + " WHERE queryid IS NOT NULL AND queryid <> 0), "
-                "top AS (SELECT queryid FROM q GROUP BY queryid ORDER BY sum(total_time) DESC, queryid LIMIT " + n +
-                ") SELECT queryid::text, coalesce(wait_event_type, ''), sum(total_time)::float8 FROM q "
-                "JOIN top USING (queryid) GROUP BY 1, 2");
-            for (const auto &row : r) d.query_exact.push_back({str(row[0]), str(row[1]), dbl(row[2]) / 1000.0});
+            // The per-query timing table is the largest thing a scrape reads
+            // (up to 2 x profile_max x wait types rows); its top N is
+            // refreshed every --slow-interval and served from this cache in
+            // between (counters: a stale value is still a valid value).
+            auto now = std::chrono::steady_clock::now();
+            if (!queries_read_ || now - queries_at_ >= std::chrono::duration<double>(slow_interval_s_)) {
+                pqxx::result r = run(
+                    "WITH q AS MATERIALIZED (SELECT queryid, wait_event_type, total_time FROM " +
+                    q("pg_stat_waits_queries") + " WHERE queryid IS NOT NULL AND queryid <> 0), "
+                    "top AS (SELECT queryid FROM q GROUP BY queryid ORDER BY sum(total_time) DESC, queryid LIMIT " +
+                    n + ") SELECT queryid::text, coalesce(wait_event_type, ''), sum(total_time)::float8 FROM q "
+                    "JOIN top USING (queryid) GROUP BY 1, 2");
+                query_exact_.clear();
+                for (const auto &row : r) query_exact_.push_back({str(row[0]), str(row[1]), dbl(row[2]) / 1000.0});
+                queries_read_ = true;
+                queries_at_ = now;
+            }
+            d.query_exact = query_exact_;
         }
     }
 
@@ -289,6 +306,10 @@ private:
 
     const std::string name_, conninfo_;
     const int top_n_, hist_events_;
+    const double slow_interval_s_;
+    bool queries_read_ = false;  // query_exact_ holds a read of this connection
+    std::chrono::steady_clock::time_point queries_at_;
+    std::vector<QueryTime> query_exact_;
     std::mutex mu_;
     std::unique_ptr<pqxx::connection> conn_;
     std::string schema_;
@@ -408,7 +429,7 @@ int run_serve(const Options &o) {
         }
         std::string ci = build_conninfo(c, "pg_stat_waits_exporter");
         if (ci.find("connect_timeout=") == std::string::npos) ci += " connect_timeout='5'";
-        g_targets.push_back(std::make_unique<Target>(t.first, ci, o.top_n, o.histogram_events));
+        g_targets.push_back(std::make_unique<Target>(t.first, ci, o.top_n, o.histogram_events, o.slow_interval_s));
     }
 
     // Signals are taken by sigwait below; civetweb's threads inherit the mask.
