@@ -242,6 +242,8 @@ TEST(ServeCli, OptionsAndDefaults) {
     EXPECT_FALSE(parse_args({"serve", "--target", "nodsn"}).error.empty());
     EXPECT_FALSE(parse_args({"serve", "--histogram-events", "-1"}).error.empty());
     EXPECT_EQ(parse_args({"serve", "--top", "5"}).options.top_n, 5);
+    EXPECT_DOUBLE_EQ(r.options.slow_interval_s, 60);
+    EXPECT_DOUBLE_EQ(parse_args({"serve", "--slow-interval", "5min"}).options.slow_interval_s, 300);
 }
 
 }  // namespace
