@@ -79,6 +79,8 @@ for my $name ('a', 'b')
 	printf $cf "%s = host=%s port=%d dbname=postgres user=psw_monitor\n",
 	  $name, $node{$name}->host, $node{$name}->port;
 }
+# A third target: a database of server a without the extension.
+printf $cf "c = host=%s port=%d dbname=template1 user=psw_monitor\n", $node{a}->host, $node{a}->port;
 close $cf;
 my ($ex_out, $ex_err) = ('', '');
 my $exporter = IPC::Run::start(
@@ -162,6 +164,12 @@ ok( wait_for(
 			return $v && ($v->{a} // 0) == 1 && ($v->{b} // 0) == 1;
 		}),
 	'Prometheus scrapes both targets through /probe and both are up');
+
+my $c_body = http_get("http://127.0.0.1:$exporter_port/probe?target=c");
+like($c_body, qr/^pg_stat_waits_up\{target="c"\} 0$/m, 'a database without the extension: up is 0');
+like($c_body, qr/^pg_stat_waits_down\{reason="no_extension",target="c"\} 1$/m, '... and down says no_extension');
+like(http_get("http://127.0.0.1:$exporter_port/probe?target=nosuch"), qr/unknown target/,
+	'/probe refuses targets that are not configured');
 
 # Known workload: a row lock held for 0.8 s while another session waits on it,
 # repeated (3 times on a, 2 on b). Each wait is about 1 s (0.8 s plus the time

@@ -21,7 +21,7 @@ std::string usage_text() {
            "top:    live view refreshing every second: sessions now and top waits of the last minute; q or\n"
            "        Ctrl-C quits. When stdout is not a terminal (or with --plain/--once) it prints plain text:\n"
            "        --once one snapshot, --count N that many, else until interrupted.\n"
-           "serve:  Prometheus exporter on --listen (default :9866). /metrics reads every target; \n"
+           "serve:  Prometheus exporter on --listen (default :9866). /metrics reads every target;\n"
            "        /probe?target=NAME reads one. Targets: --config FILE (lines NAME = connection string)\n"
            "        and --target NAME=DSN; with neither, the connection options make one target \"default\".\n"
            "        --top N queries per target (default 20), --histogram-events N (default 64);\n"
