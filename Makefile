@@ -39,18 +39,20 @@ EXTRA_CLEAN = $(OBJS:.o=.d)
 
 # pg_stat_waits_report (C++17, libpqxx): built with the extension and
 # installed into PostgreSQL's bindir (DESTDIR honoured). `make WITH_REPORT=no`
-# builds and installs the extension alone; without libpqxx (pkg-config) the
-# program is skipped with a warning.
-WITH_REPORT ?= $(shell pkg-config --exists libpqxx && echo yes || echo missing)
+# builds and installs the extension alone; without libpqxx or prometheus-cpp
+# (pkg-config) the program is skipped with a warning. Its `serve` command (the
+# Prometheus exporter) uses prometheus-cpp core + pull and civetweb.
+WITH_REPORT ?= $(shell pkg-config --exists libpqxx prometheus-cpp-pull && echo yes || echo missing)
 ifeq ($(WITH_REPORT),missing)
-$(warning libpqxx not found (pkg-config libpqxx): pg_stat_waits_report is not built; install libpqxx-dev)
+$(warning libpqxx or prometheus-cpp not found (pkg-config libpqxx prometheus-cpp-pull): pg_stat_waits_report is not built; install libpqxx-dev prometheus-cpp-dev)
 endif
 ifeq ($(WITH_REPORT),yes)
 REPORT_BIN = tools/report/pg_stat_waits_report
 REPORT_SRCS = $(wildcard tools/report/*.cpp)
 REPORT_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror \
-                  $(shell pkg-config --cflags libpqxx) -I$(shell $(PG_CONFIG) --includedir)
-REPORT_LIBS = $(shell pkg-config --libs libpqxx) -L$(shell $(PG_CONFIG) --libdir) -lpq
+                  $(shell pkg-config --cflags libpqxx prometheus-cpp-pull) -I$(shell $(PG_CONFIG) --includedir)
+REPORT_LIBS = $(shell pkg-config --libs libpqxx prometheus-cpp-pull) -lcivetweb-cpp -lcivetweb -lpthread \
+              -L$(shell $(PG_CONFIG) --libdir) -lpq
 
 all: $(REPORT_BIN)
 

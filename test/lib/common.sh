@@ -10,7 +10,8 @@ PSW_OS_USER=${PSW_OS_USER:-pgsw}
 
 PSW_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib clang-14 llvm-14 libpqxx-dev
   postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl libgtest-dev cmake g++ make valgrind
-  postgresql-15-pg-wait-sampling pkg-config gnuplot-nox procps chromium tmux python3 python3-yaml jq)
+  postgresql-15-pg-wait-sampling pkg-config gnuplot-nox procps chromium tmux python3 python3-yaml jq
+  prometheus-cpp-dev prometheus libipc-run-perl)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

@@ -24,7 +24,7 @@ suite_exporters() {
   sleep 0.3
   # shellcheck disable=SC2086
   out=$(/usr/bin/python3 "$PSW_ROOT/test/lib/check_exporters.py" $exporter \
-        "$PSW_ROOT/exporters/postgres_exporter/queries.yaml" "$PSW_ROOT/exporters/grafana/pg_stat_waits.json" $db 2>&1)
+        "$PSW_ROOT/exporters/postgres_exporter/queries.yaml" "$PSW_ROOT/exporters/postgres_exporter/grafana_dashboard.json" $db 2>&1)
   wait "$sleeper" 2>/dev/null
   echo "$out"
   record exporters "$(grep -c '^ok ' <<<"$out")" "$(grep -c '^not ok ' <<<"$out")"

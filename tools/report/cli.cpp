@@ -12,6 +12,8 @@ std::string usage_text() {
            "Usage:\n"
            "  pg_stat_waits_report report [--since 1h] [--bucket 1min] [--top N] --html FILE [conn options]\n"
            "  pg_stat_waits_report top [--interval 1s] [--once] [--plain] [--count N] [conn options]\n"
+           "  pg_stat_waits_report serve [--listen [ADDR]:PORT] [--config FILE] [--target NAME=DSN]...\n"
+           "                             [--top N] [--histogram-events N] [--slow-interval 1min] [conn options]\n"
            "\n"
            "report: writes one self-contained HTML file (inline SVG, no network): average active sessions by\n"
            "        wait event type over time, top wait events, top queries with their waits, wait duration\n"
@@ -19,6 +21,11 @@ std::string usage_text() {
            "top:    live view refreshing every second: sessions now and top waits of the last minute; q or\n"
            "        Ctrl-C quits. When stdout is not a terminal (or with --plain/--once) it prints plain text:\n"
            "        --once one snapshot, --count N that many, else until interrupted.\n"
+           "serve:  Prometheus exporter on --listen (default :9866). /metrics reads every target;\n"
+           "        /probe?target=NAME reads one. Targets: --config FILE (lines NAME = connection string)\n"
+           "        and --target NAME=DSN; with neither, the connection options make one target \"default\".\n"
+           "        --top N queries per target (default 20), --histogram-events N (default 64);\n"
+           "        per-query exact times are re-read every --slow-interval (default 1min).\n"
            "\n"
            "Durations: 90 (seconds), 30s, 5min, 1h, 2d, 1h30min.\n"
            "\n"
@@ -89,21 +96,39 @@ ParseResult parse_args(const std::vector<std::string> &args) {
             if (!next(&o.user)) return fail("option " + a + " needs a value");
         } else if (a == "-d" || a == "--dbname") {
             if (!next(&o.dbname)) return fail("option " + a + " needs a value");
-        } else if (a == "--since" || a == "--bucket" || a == "--interval") {
+        } else if (a == "--since" || a == "--bucket" || a == "--interval" || a == "--slow-interval") {
             if (!next(&v)) return fail("option " + a + " needs a value");
             auto d = parse_duration(v);
             if (!d) return fail("invalid duration for " + a + ": \"" + v + "\" (examples: 90, 30s, 5min, 1h)");
             if (a == "--since") o.since_s = *d;
             else if (a == "--bucket") o.bucket_s = *d;
+            else if (a == "--slow-interval") o.slow_interval_s = *d;
             else o.interval_s = *d;
         } else if (a == "--html") {
             if (!next(&o.html_path) || o.html_path.empty()) return fail("option --html needs a file name");
-        } else if (a == "--top" || a == "--count") {
+        } else if (a == "--top" || a == "--count" || a == "--histogram-events") {
             if (!next(&v)) return fail("option " + a + " needs a value");
             int n;
-            if (!parse_int(v, 1, 1000000, &n)) return fail("invalid number for " + a + ": " + v);
-            if (a == "--top") o.top_n = n;
-            else o.iterations = n;
+            if (!parse_int(v, a == "--histogram-events" ? 0 : 1, 1000000, &n))
+                return fail("invalid number for " + a + ": " + v);
+            if (a == "--top") {
+                o.top_n = n;
+                o.top_given = true;
+            } else if (a == "--count") {
+                o.iterations = n;
+            } else {
+                o.histogram_events = n;
+            }
+        } else if (a == "--listen") {
+            if (!next(&o.listen) || o.listen.empty()) return fail("option --listen needs [ADDRESS]:PORT");
+        } else if (a == "--config") {
+            if (!next(&o.config_path) || o.config_path.empty()) return fail("option --config needs a file name");
+        } else if (a == "--target") {
+            if (!next(&v)) return fail("option --target needs NAME=DSN");
+            size_t eq = v.find('=');
+            if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+                return fail("option --target needs NAME=DSN, got \"" + v + "\"");
+            o.targets.emplace_back(v.substr(0, eq), v.substr(eq + 1));
         } else if (a == "--once") {
             o.once = true;
         } else if (a == "--plain") {
@@ -117,8 +142,10 @@ ParseResult parse_args(const std::vector<std::string> &args) {
         }
     }
     if (o.help) return r;
-    if (o.command.empty()) return fail("no command given (report or top)");
-    if (o.command != "report" && o.command != "top") return fail("unknown command: " + o.command);
+    if (o.command.empty()) return fail("no command given (report, top or serve)");
+    if (o.command != "report" && o.command != "top" && o.command != "serve")
+        return fail("unknown command: " + o.command);
+    if (o.command == "serve" && !o.top_given) o.top_n = 20;
     if (o.command == "report" && o.html_path.empty()) return fail("report needs --html FILE (or --html - for stdout)");
     if (o.command == "report" && o.bucket_s > o.since_s) return fail("--bucket is longer than --since");
     if (o.command == "top" && o.interval_s < 0.1) return fail("--interval must be at least 100ms");

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "exporter.h"
 #include "pg_data.h"
 #include "report_html.h"
 #include "terminal.h"
@@ -68,6 +69,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     try {
+        if (p.options.command == "serve") return run_serve(p.options);
         return p.options.command == "report" ? do_report(p.options) : do_top(p.options);
     } catch (const FatalError &e) {
         std::cerr << "pg_stat_waits_report: " << e.what() << "\n";

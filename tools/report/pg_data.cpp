@@ -56,7 +56,7 @@ struct Server::Conn {
     pqxx::connection c;
 };
 
-std::string build_conninfo(const Options &o) {
+std::string build_conninfo(const Options &o, const std::string &application_name) {
     std::map<std::string, std::string> kv;
     if (!o.dbname.empty()) {
         if (looks_like_conninfo(o.dbname)) {
@@ -77,7 +77,7 @@ std::string build_conninfo(const Options &o) {
     if (!o.host.empty()) kv["host"] = o.host;
     if (!o.port.empty()) kv["port"] = o.port;
     if (!o.user.empty()) kv["user"] = o.user;
-    kv["fallback_application_name"] = "pg_stat_waits_report";
+    kv["fallback_application_name"] = application_name;
     std::string s;
     for (const auto &e : kv) s += (s.empty() ? "" : " ") + e.first + "=" + quote_value(e.second);
     return s;

@@ -21,7 +21,7 @@ struct FatalError : std::runtime_error {
 
 // libpq keyword/value string from the options; -d may itself be a
 // connection string or URI, whose settings -h/-p/-U then override.
-std::string build_conninfo(const Options &o);
+std::string build_conninfo(const Options &o, const std::string &application_name = "pg_stat_waits_report");
 
 class Server {
 public:
