@@ -15,11 +15,13 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "wait_catalog.h"
+
 namespace psw {
 
 // Capacity of every per-event array; wait_index_count() must not exceed it
 // (a unit test checks).
-constexpr uint16_t kMaxWaitIndex = 320;
+constexpr uint16_t kMaxWaitIndex = kWaitIndexLimit;
 
 // log2 duration histogram: bucket 0 holds calls shorter than 1024 ns, bucket
 // b >= 1 holds [2^(b+9), 2^(b+10)) ns; the last bucket is open-ended.
