@@ -93,7 +93,7 @@ static void register_exit_hook() {
 
 static inline BackendSlot *my_live_slot() {
     if (live_slot == nullptr && shared != nullptr && MyProc != nullptr) {
-        int procno = MyProc->pgprocno;
+        int procno = compat_my_procno();
         if (procno >= 0 && static_cast<uint32>(procno) < shared->num_slots) live_slot = &shared->slots[procno];
     }
     return live_slot;
