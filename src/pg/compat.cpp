@@ -145,6 +145,12 @@ const char *compat_wait_event_name(uint32 info, bool *named) {
             return "other";
 #endif
         case kClassBufferPin:
+#if PG_VERSION_NUM < 170000
+            // 15/16 name the whole class "BufferPin", whatever the id.
+            if (id != 0) return "other";
+            *named = true;
+            return "BufferPin";
+#endif
         case kClassActivity:
         case kClassClient:
         case kClassIPC:
@@ -171,11 +177,15 @@ int compat_wait_class_sizes(WaitClassSize *out, int max) {
     const uint8 probed[] = {kClassLock, kClassBufferPin, kClassActivity, kClassClient,
                             kClassIPC,  kClassTimeout,   kClassIO};
     for (uint8 cls : probed) {
+        // Events are numbered densely from 0; the first id without a name
+        // (or repeating id 0's name: a class named as a whole) ends it.
         uint16 events = 0;
-        bool named = true;
+        const char *first = nullptr;
         while (events < kProbeLimit) {
-            (void)compat_wait_event_name(wait_info_make(cls, events), &named);
-            if (!named) break;
+            bool named = false;
+            const char *name = compat_wait_event_name(wait_info_make(cls, events), &named);
+            if (!named || (first != nullptr && strcmp(name, first) == 0)) break;
+            if (first == nullptr) first = name;
             events++;
         }
         put(cls, events);
