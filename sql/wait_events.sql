@@ -1,5 +1,6 @@
--- The PG 15 wait-event catalog compiled into pg_stat_waits matches the server:
--- every event it knows has a real, unique name.
+-- The wait-event catalog pg_stat_waits measured from the server at start:
+-- every event it lists has a real, unique name (per-class counts differ by
+-- release: wait_events_1.out is PostgreSQL 18's).
 SELECT wait_event_type, count(*) AS events
   FROM pg_stat_waits_wait_events() GROUP BY 1 ORDER BY 1;
 
