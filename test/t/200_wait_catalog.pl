@@ -42,13 +42,13 @@ SELECT count(*) FROM pg_stat_waits_wait_events()
 is($node->safe_psql('postgres', q{
 SELECT count(*) - count(DISTINCT (wait_event_type, wait_event)) FROM pg_stat_waits_wait_events()}),
    '0', 'names are unique');
-# Events every release has, by their real names (IO/WALSync and
-# Activity/WalWriterMain landed in 'other' on 17/18 with 15's sizes).
+# Events every release has under the same name, by their real names (with
+# 15's class sizes, 17/18's Activity/WalWriterMain landed in 'other').
 is($node->safe_psql('postgres', q{
 SELECT string_agg(wait_event_type || '/' || wait_event, ' ' ORDER BY wait_event_type, wait_event) FROM pg_stat_waits_wait_events()
- WHERE (wait_event_type, wait_event) IN (('IO', 'WALSync'), ('IO', 'WALWrite'), ('Activity', 'WalWriterMain'),
+ WHERE (wait_event_type, wait_event) IN (('IO', 'DataFileRead'), ('Activity', 'WalWriterMain'),
        ('LWLock', 'pg_stat_statements'), ('Lock', 'transactionid'), ('Unreported', 'pread'))}),
-   'Activity/WalWriterMain IO/WALSync IO/WALWrite LWLock/pg_stat_statements Lock/transactionid Unreported/pread',
+   'Activity/WalWriterMain IO/DataFileRead LWLock/pg_stat_statements Lock/transactionid Unreported/pread',
    'well-known events are listed under their own names');
 
 # 17+: the server's own list (pg_get_wait_events) is contained in ours.
