@@ -12,5 +12,5 @@ SELECT count(*) = count(DISTINCT event_index) AS unique_indexes,
   FROM pg_stat_waits_wait_events();
 
 SELECT wait_event_type, wait_event FROM pg_stat_waits_wait_events()
- WHERE wait_event IN ('ClientRead', 'PgSleep', 'DataFileRead', 'WALSync', 'transactionid', 'WALWrite', 'pread')
+ WHERE wait_event IN ('ClientRead', 'PgSleep', 'DataFileRead', 'WalWriterMain', 'transactionid', 'WALWrite', 'pread')
  ORDER BY 1, 2;
