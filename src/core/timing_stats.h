@@ -18,11 +18,13 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "wait_catalog.h"
+
 namespace psw {
 
 // Capacity of every per-event array; wait_index_count() must not exceed it
 // (a unit test checks).
-constexpr uint16_t kMaxWaitIndex = 320;
+constexpr uint16_t kMaxWaitIndex = kWaitIndexLimit;
 
 // Backend types (PostgreSQL's BackendType values) kept apart in the exact
 // tables, so that e.g. PostgreSQL 18's io workers' reads are not mixed with

@@ -1,14 +1,148 @@
-// Version differences live here so PostgreSQL 16-18 are a port, not a rewrite.
+// Every difference between the PostgreSQL majors pg_stat_waits builds on
+// (15, 16, 17, 18) lives here and in compat.cpp; feature code calls these
+// helpers and never tests PG_VERSION_NUM itself.
+//
+// What differs, and where it is handled:
+// - 16 moved utils/queryjumble.h to nodes/queryjumble.h, and jumbles
+//   utility statements from their parse tree (15 hashes their text):
+//   compat_utility_query_id().
+// - 17 replaced BackendId / PGPROC.backendId / PGPROC.pgprocno with proc
+//   numbers (MyProcNumber, GetNumberFromPGProc) and indexes the backend
+//   status array by proc number for every process (15/16: backends at
+//   backendId - 1, auxiliary processes after MaxBackends by type):
+//   compat_my_procno(), compat_procno_of(), compat_backend_status_*().
+// - 17 leaves unused built-in LWLock ids without a name (NULL), allocates
+//   Extension wait events at run time (WaitEventExtensionNew; their names
+//   live in a shared hash that raises an ERROR for an unknown id) and adds
+//   the InjectionPoint class: compat_wait_event_name(),
+//   compat_wait_class_sizes(), compat_register_wait_event().
+// - 18 dropped ExecutorRun_hook's execute_once and made queryId int64:
+//   PSW_EXECUTOR_RUN_PARAMS / PSW_EXECUTOR_RUN_ARGS, compat_queryid().
+// Included by pg.h after PostgreSQL's headers.
 #pragma once
 
 #if PG_VERSION_NUM < 150000
 #error "pg_stat_waits needs PostgreSQL 15 or later"
 #endif
 
-// PG 15 introduced shmem_request_hook; PG 16 renamed BackendId usage and
-// PG 17 replaced MyBackendId with MyProcNumber. Keep those touches here.
-#if PG_VERSION_NUM >= 170000
-#define PSW_MY_PROCNO MyProcNumber
+extern "C" {
+#if PG_VERSION_NUM >= 160000
+#include "nodes/queryjumble.h"
 #else
-#define PSW_MY_PROCNO (MyProc ? MyProc->pgprocno : -1)
+#include "utils/queryjumble.h"
 #endif
+}
+
+#include "../core/wait_catalog.h"
+
+namespace psw {
+
+// ---- process numbers ---------------------------------------------------------
+
+// This process's index in ProcGlobal->allProcs, -1 before it has one.
+inline int compat_my_procno() {
+#if PG_VERSION_NUM >= 170000
+    return MyProc != nullptr ? static_cast<int>(MyProcNumber) : -1;
+#else
+    return MyProc != nullptr ? MyProc->pgprocno : -1;
+#endif
+}
+
+// Index of proc in ProcGlobal->allProcs.
+inline int compat_procno_of(const volatile PGPROC *proc) {
+#if PG_VERSION_NUM >= 170000
+    return static_cast<int>(proc - &ProcGlobal->allProcs[0]);
+#else
+    return proc->pgprocno;
+#endif
+}
+
+// ---- PostgreSQL's backend status array ("Backend Status Array" in shmem) ----
+
+// Number of entries (NumBackendStatSlots, private to backend_status.c).
+inline int compat_backend_status_slots() {
+#if PG_VERSION_NUM >= 170000
+    return MaxBackends + NUM_AUXILIARY_PROCS;
+#else
+    return MaxBackends + NUM_AUXPROCTYPES;
+#endif
+}
+
+// Index of the process's entry when it follows from the PGPROC alone, else
+// -1: on 15/16 an auxiliary process sits after MaxBackends at a position of
+// its type, found by scanning from compat_backend_status_scan_from().
+inline int compat_backend_status_index(uint32 procno, const volatile PGPROC *proc) {
+#if PG_VERSION_NUM >= 170000
+    (void)proc;
+    return procno < static_cast<uint32>(compat_backend_status_slots()) ? static_cast<int>(procno) : -1;
+#else
+    (void)procno;
+    BackendId id = proc->backendId;
+    return id > 0 && id <= MaxBackends ? id - 1 : -1;
+#endif
+}
+
+// First entry a scan for a process without a direct index must look at
+// (== compat_backend_status_slots() when every process has one).
+inline int compat_backend_status_scan_from() {
+#if PG_VERSION_NUM >= 170000
+    return compat_backend_status_slots();
+#else
+    return MaxBackends;
+#endif
+}
+
+// ---- executor hooks and query ids -----------------------------------------------
+
+#if PG_VERSION_NUM >= 180000
+#define PSW_EXECUTOR_RUN_PARAMS QueryDesc *qd, ScanDirection direction, uint64 count
+#define PSW_EXECUTOR_RUN_ARGS qd, direction, count
+#else
+#define PSW_EXECUTOR_RUN_PARAMS QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once
+#define PSW_EXECUTOR_RUN_ARGS qd, direction, count, execute_once
+#endif
+
+// A query id as the uint64 pg_stat_waits stores (18 declares them int64;
+// pg_stat_statements shows the same bits as bigint on every version).
+template <typename T>
+inline uint64 compat_queryid(T id) {
+    return static_cast<uint64>(id);
+}
+
+// The id PostgreSQL gives a utility statement whose PlannedStmt carries
+// none (pg_stat_statements zeroes a cached utility statement's queryId in
+// place, so later executions of e.g. a prepared END arrive with 0): the
+// same computation parse analysis did, so the id equals pg_stat_statements'.
+// 15: a hash of the statement's text; 16+: the jumble of its parse tree.
+uint64 compat_utility_query_id(const PlannedStmt *pstmt, const char *query_string);
+
+// ---- wait events -------------------------------------------------------------------
+
+// The running server's number of event ids per wait class, measured by
+// probing its own name functions (minor releases append events), for
+// wait_catalog_init(). Postmaster, at preload. Returns the number written.
+int compat_wait_class_sizes(WaitClassSize *out, int max);
+
+// PostgreSQL's display name of a wait event, never NULL for info != 0 and
+// never an ERROR. *named is false when the server has no name for the id
+// (an unused built-in LWLock id, a run-time event not (yet) registered, an
+// extension LWLock tranche this process does not know, an id past the
+// class's end); the text is then PostgreSQL's own placeholder ("extension",
+// "unknown wait event") or "other". Reader side: may take
+// WaitEventCustomLock (17+) to look up run-time event names.
+const char *compat_wait_event_name(uint32 info, bool *named);
+// Type name ("LWLock", ..., "???" for an unknown class); NULL for 0.
+const char *compat_wait_event_type(uint32 info);
+
+// A wait event of pg_stat_waits' own under the Extension class: 17+
+// registers `name` (WaitEventExtensionNew), earlier releases have only
+// PG_WAIT_EXTENSION (so does 17+ if the table of run-time events is full;
+// the error is logged). Needs shared memory and a PGPROC, and must run
+// outside a transaction (it may release all LWLocks after an error).
+uint32 compat_register_wait_event(const char *name);
+
+// Run-time allocated events (17+: Extension and InjectionPoint classes)
+// that exist now: f(wait_event_info, name) for each. Nothing on 15/16.
+void compat_for_each_custom_wait_event(void (*f)(uint32 info, const char *name, void *arg), void *arg);
+
+}  // namespace psw

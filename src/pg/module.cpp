@@ -62,7 +62,7 @@ static void shmem_startup() {
     }
     // PostgreSQL's backend status array is not exported; look it up by its
     // shmem index name so readers can show each process's backend type.
-    backend_status_slots = MaxBackends + NUM_AUXPROCTYPES;
+    backend_status_slots = compat_backend_status_slots();
     bool found = false;
     backend_status_array = static_cast<PgBackendStatus *>(ShmemInitStruct(
         "Backend Status Array", mul_size(sizeof(PgBackendStatus), backend_status_slots), &found));
@@ -91,6 +91,18 @@ static void core_init(void *ptr, bool found) {
 
 const ShmemPart core_part = {"pg_stat_waits core", core_size, core_init};
 
+// The dense wait index of exact timing, sized from this server's own wait
+// event names (so a minor release that appends events is covered), in the
+// postmaster before any child forks: every process shares the layout.
+static void init_wait_catalog() {
+    WaitClassSize sizes[16];
+    int n = compat_wait_class_sizes(sizes, lengthof(sizes));
+    if (!wait_catalog_init(sizes, n))
+        ereport(LOG, (errmsg("pg_stat_waits: this server has more wait events than exact timing can keep apart"),
+                      errdetail("Events past the first %d are counted in their class's \"other\" row.",
+                                static_cast<int>(kWaitIndexLimit))));
+}
+
 }  // namespace psw
 
 void _PG_init(void) {
@@ -99,6 +111,7 @@ void _PG_init(void) {
 
     psw::define_gucs();
     psw::define_wait_sampling_gucs();
+    psw::init_wait_catalog();
     // Same query ids as pg_stat_statements and pg_stat_activity.query_id.
     EnableQueryId();
 

@@ -38,7 +38,6 @@ extern "C" {
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/queryjumble.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 }

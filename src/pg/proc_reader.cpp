@@ -1,22 +1,24 @@
 #include "proc_reader.h"
 
+#include "wait_names.h"
+
 namespace psw {
 
 uint32 proc_count() {
     return ProcGlobal ? Min(ProcGlobal->allProcCount, shared ? shared->num_slots : 0) : 0;
 }
 
-// PostgreSQL's backend status entry of a process: regular backends sit at
-// backendId - 1, auxiliary processes after MaxBackends.
-static int32 lookup_backend_type(const PGPROC *proc, int32 pid) {
+// PostgreSQL's backend status entry of a process (where it sits depends on
+// the release: compat_backend_status_index), checked against its pid.
+static int32 lookup_backend_type(uint32 procno, const volatile PGPROC *proc, int32 pid) {
     if (backend_status_array == nullptr) return -1;
-    BackendId id = proc->backendId;
-    if (id > 0 && id <= MaxBackends) {
-        const volatile PgBackendStatus *e = &backend_status_array[id - 1];
+    int i = compat_backend_status_index(procno, proc);
+    if (i >= 0 && i < backend_status_slots) {
+        const volatile PgBackendStatus *e = &backend_status_array[i];
         if (e->st_procpid == pid) return e->st_backendType;
     }
-    for (int i = MaxBackends; i < backend_status_slots; i++) {
-        const volatile PgBackendStatus *e = &backend_status_array[i];
+    for (int j = compat_backend_status_scan_from(); j < backend_status_slots; j++) {
+        const volatile PgBackendStatus *e = &backend_status_array[j];
         if (e->st_procpid == pid) return e->st_backendType;
     }
     return -1;
@@ -39,7 +41,7 @@ bool read_proc(uint32 procno, ProcSample *out) {
     // Listed exactly while PostgreSQL lists the process in pg_stat_activity:
     // a PGPROC gets its pid before authentication and keeps it after the
     // backend status entry is gone at exit; skip both windows.
-    out->backend_type = lookup_backend_type(const_cast<const PGPROC *>(proc), pid);
+    out->backend_type = lookup_backend_type(procno, proc, pid);
     if (out->backend_type < 0) return false;
     out->datid = proc->databaseId;
     out->usesysid = proc->roleId;
@@ -51,7 +53,7 @@ bool read_proc(uint32 procno, ProcSample *out) {
     if (leader != nullptr && leader != const_cast<const PGPROC *>(proc)) {
         // A parallel worker: it runs the leader's statement.
         out->leader_pid = leader->pid;
-        slot_procno = static_cast<uint32>(leader->pgprocno);
+        slot_procno = static_cast<uint32>(compat_procno_of(leader));
         slot_pid = out->leader_pid;
     }
 
@@ -93,8 +95,7 @@ const char *backend_type_name(int32 backend_type) {
 
 void wait_event_names(const ProcSample &s, const char **type, const char **name) {
     if (s.wait_event_info != 0) {
-        *type = pgstat_get_wait_event_type(s.wait_event_info);
-        *name = pgstat_get_wait_event(s.wait_event_info);
+        wait_info_names(s.wait_event_info, type, name);
     } else if (s.state == kStateIdle || s.state == kStateIdleInXact) {
         *type = nullptr;
         *name = nullptr;

@@ -36,7 +36,7 @@ unsigned long long current_top_queryid() { return local.top_queryid; }
 
 static BackendSlot *slot() {
     if (my_slot == nullptr && shared != nullptr && MyProc != nullptr) {
-        int procno = PSW_MY_PROCNO;
+        int procno = compat_my_procno();
         if (procno < 0 || static_cast<uint32>(procno) >= shared->num_slots) return nullptr;
         my_slot = &shared->slots[procno];
         // Called from the first publish(): `local` already holds what the
@@ -91,18 +91,19 @@ static void post_parse_analyze(ParseState *pstate, Query *query, JumbleState *js
     if (nesting_level == 0 && query->queryId != 0 && shared) {
         top_is_fetch = false;
         top_ends_block = false;
-        statement_start(query->queryId);
+        statement_start(compat_queryid(query->queryId));
     }
 }
 
 static PlannedStmt *planner(Query *parse, const char *query_string, int cursor_options, ParamListInfo params) {
     uint64 saved = local.queryid;
     bool nested = nesting_level > 0;
-    if (shared && parse->queryId != 0) {
+    const uint64 parse_id = compat_queryid(parse->queryId);
+    if (shared && parse_id != 0) {
         if (!nested) {
-            if (local.top_queryid != parse->queryId || local.state != kStateActive) statement_start(parse->queryId);
+            if (local.top_queryid != parse_id || local.state != kStateActive) statement_start(parse_id);
         } else if (guc_track == kTrackAll) {
-            set_queryid(parse->queryId);
+            set_queryid(parse_id);
         }
     }
     PlannedStmt *result = prev_planner ? prev_planner(parse, query_string, cursor_options, params)
@@ -117,7 +118,7 @@ static PlannedStmt *planner(Query *parse, const char *query_string, int cursor_o
 
 static void executor_start(QueryDesc *qd, int eflags) {
     if (shared && nesting_level == 0 && !top_is_fetch) {
-        uint64 id = qd->plannedstmt->queryId;
+        uint64 id = compat_queryid(qd->plannedstmt->queryId);
         // Bind/Execute of a prepared statement has no parse analysis.
         if (id != 0 && (local.top_queryid != id || local.state != kStateActive)) {
             top_ends_block = false;
@@ -137,7 +138,7 @@ template <typename Phase>
 static inline void run_nested(QueryDesc *qd, Phase &&phase) {
     uint64 saved = local.queryid;
     int saved_level = nesting_level;
-    uint64 id = qd->plannedstmt->queryId;
+    uint64 id = compat_queryid(qd->plannedstmt->queryId);
     bool attribute = shared && attribute_nested(id);
     if (attribute) set_queryid(id);
     nesting_level = saved_level + 1;
@@ -147,12 +148,12 @@ static inline void run_nested(QueryDesc *qd, Phase &&phase) {
     if (attribute && saved_level > 0) set_queryid(saved);
 }
 
-static void executor_run(QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once) {
+static void executor_run(PSW_EXECUTOR_RUN_PARAMS) {
     run_nested(qd, [&]() {
         if (prev_executor_run)
-            prev_executor_run(qd, direction, count, execute_once);
+            prev_executor_run(PSW_EXECUTOR_RUN_ARGS);
         else
-            standard_ExecutorRun(qd, direction, count, execute_once);
+            standard_ExecutorRun(PSW_EXECUTOR_RUN_ARGS);
     });
 }
 
@@ -187,16 +188,6 @@ static bool ends_transaction_block(Node *stmt) {
     }
 }
 
-// A utility statement's id as PostgreSQL 15 derives it (queryjumble.c: a
-// hash of the statement's cleaned text, 2 if that hash is 0). Needed when a
-// cached utility statement (extended protocol, e.g. pgbench -M prepared END)
-// reaches us with its id zeroed by pg_stat_statements and nothing reported.
-static uint64 utility_query_id(const char *query_string, int location, int len) {
-    const char *sql = CleanQuerytext(query_string, &location, &len);
-    uint64 id = DatumGetUInt64(hash_any_extended(reinterpret_cast<const unsigned char *>(sql), len, 0));
-    return id != 0 ? id : UINT64CONST(2);
-}
-
 static void process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
                             ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
                             DestReceiver *dest, QueryCompletion *qc) {
@@ -209,8 +200,11 @@ static void process_utility(PlannedStmt *pstmt, const char *query_string, bool r
         // calling down the hook chain; the id pg_stat_activity shows is still
         // the backend's reported one, so fall back to it (COMMIT/END of a
         // transaction block would otherwise carry no id while it flushes WAL).
-        uint64 id = pstmt->queryId != 0 ? pstmt->queryId : pgstat_get_my_query_id();
-        if (id == 0 && query_string != nullptr) id = utility_query_id(query_string, pstmt->stmt_location, pstmt->stmt_len);
+        uint64 id = compat_queryid(pstmt->queryId != 0 ? pstmt->queryId : pgstat_get_my_query_id());
+        // A cached utility statement (extended protocol, e.g. pgbench -M
+        // prepared END) arrives with its id zeroed by pg_stat_statements
+        // and nothing reported: recompute it as parse analysis did.
+        if (id == 0) id = compat_utility_query_id(pstmt, query_string);
         statement_start(id);
     }
     int saved_level = nesting_level;

@@ -79,6 +79,11 @@ static void request_short_slice() {
         elog(DEBUG1, "pg_stat_waits sampler: could not request a short scheduler slice: %m");
 }
 
+// What the sampler reports while it sleeps between ticks: on 17+ an
+// Extension event of its own (pg_stat_activity shows "PgStatWaitsSampler"),
+// on 15/16 PostgreSQL's generic "Extension".
+static uint32 sampler_wait_event = PG_WAIT_EXTENSION;
+
 static int64 monotonic_ns() {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -121,9 +126,9 @@ static bool quick_idle(uint32 procno) {
     // later ticks skip it on the three loads above.
     if (known_idle_pid[procno] == pid) return true;
     if (backend_status_array == nullptr) return false;
-    BackendId id = proc->backendId;
-    if (id <= 0 || id > MaxBackends) return false;
-    const volatile PgBackendStatus *e = &backend_status_array[id - 1];
+    int i = compat_backend_status_index(procno, proc);
+    if (i < 0 || i >= backend_status_slots) return false;  // client backends always have a direct index
+    const volatile PgBackendStatus *e = &backend_status_array[i];
     bool idle_client = e->st_procpid == pid && e->st_backendType == B_BACKEND && proc->lockGroupLeader == nullptr;
     if (idle_client) known_idle_pid[procno] = pid;
     return idle_client;
@@ -134,7 +139,7 @@ static bool quick_idle(uint32 procno) {
 // event, its lock group leader, pg_stat_waits' slot and PostgreSQL's backend
 // status entry. Ask for them ahead so that their misses overlap: PGPROC and
 // slot lines kFar processes ahead; the status entry, whose address needs the
-// (by then cached) backendId, kNear ahead.
+// (by then cached) backend id on 15/16, kNear ahead.
 static constexpr uint32 kPrefetchFar = 16;
 static constexpr uint32 kPrefetchNear = 8;
 
@@ -151,8 +156,8 @@ __attribute__((always_inline)) static inline void prefetch_proc(uint32 procno, u
     }
     uint32 near = procno + kPrefetchNear;
     if (near < nprocs && backend_status_array != nullptr) {
-        BackendId id = ProcGlobal->allProcs[near].backendId;
-        if (id > 0 && id <= MaxBackends) __builtin_prefetch(&backend_status_array[id - 1].st_procpid);
+        int i = compat_backend_status_index(near, &ProcGlobal->allProcs[near]);
+        if (i >= 0 && i < backend_status_slots) __builtin_prefetch(&backend_status_array[i].st_procpid);
     }
 }
 
@@ -252,7 +257,7 @@ static void sampler_loop() {
         int64 period_ns = static_cast<int64>(guc_sample_period_ms) * 1000000LL;
         if (period_ns <= 0) {
             // Idle until a reload changes the period.
-            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1, PG_WAIT_EXTENSION);
+            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1, sampler_wait_event);
             ResetLatch(MyLatch);
             next_ns = 0;
             continue;
@@ -261,7 +266,8 @@ static void sampler_loop() {
         if (next_ns == 0) next_ns = now;
         if (now < next_ns) {
             long timeout_ms = static_cast<long>((next_ns - now + 999999) / 1000000);
-            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, timeout_ms, PG_WAIT_EXTENSION);
+            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, timeout_ms,
+                            sampler_wait_event);
             ResetLatch(MyLatch);
             continue;
         }
@@ -297,6 +303,11 @@ void pg_stat_waits_sampler_main(Datum arg) {
     psw::tick_keys = static_cast<psw::MinuteKey *>(
         MemoryContextAllocZero(TopMemoryContext, sizeof(psw::MinuteKey) * psw::tick_capacity));
     psw::request_short_slice();
+    psw::sampler_wait_event = psw::compat_register_wait_event("PgStatWaitsSampler");
+    // The sampler's own waits are its schedule, not work: they stay out of
+    // the exact-timing tables on every release, whatever timing is set to
+    // in the configuration (an override outranks the file on reload).
+    SetConfigOption("pg_stat_waits.timing", "off", PGC_SUSET, PGC_S_OVERRIDE);
     before_shmem_exit(psw::sampler_exit, 0);
     psw::shared->sampler_pid = MyProcPid;
     psw::sampler_loop();

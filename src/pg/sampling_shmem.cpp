@@ -1,4 +1,5 @@
 #include "sampling_shmem.h"
+#include "wait_names.h"
 
 #include "gucs.h"
 #include "timing.h"
@@ -52,8 +53,7 @@ void encoded_wait_names(uint32 wait, const char **type, const char **name) {
         *type = "CPU";
         *name = "CPU";
     } else {
-        *type = pgstat_get_wait_event_type(wait);
-        *name = pgstat_get_wait_event(wait);
+        wait_info_names(wait, type, name);
     }
 }
 

@@ -161,12 +161,7 @@ Datum pg_stat_waits_histogram(PG_FUNCTION_ARGS) {
         char *want_type = text_to_cstring(PG_GETARG_TEXT_PP(0));
         char *want_name = text_to_cstring(PG_GETARG_TEXT_PP(1));
         uint16 n = psw::wait_index_count();
-        int found = -1;
-        for (uint16 i = 0; i < n && found < 0; i++) {
-            const char *type, *name;
-            psw::index_names(i, &type, &name);
-            if (strcmp(type, want_type) == 0 && strcmp(name, want_name) == 0) found = i;
-        }
+        int found = psw::find_wait_index(want_type, want_name);
         if (found < 0)
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                             errmsg("pg_stat_waits_histogram: unknown wait event \"%s\"/\"%s\"", want_type, want_name),

@@ -11,6 +11,7 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,7 +102,7 @@ static void register_exit_hook() {
 
 static inline BackendSlot *my_live_slot() {
     if (live_slot == nullptr && shared != nullptr && MyProc != nullptr) {
-        int procno = MyProc->pgprocno;
+        int procno = compat_my_procno();
         if (procno >= 0 && static_cast<uint32>(procno) < shared->num_slots) live_slot = &shared->slots[procno];
     }
     return live_slot;
@@ -192,6 +193,16 @@ using W_recv = Wrapper<kCallRecv, ssize_t(int, void *, size_t, int)>;
 using W_send = Wrapper<kCallSend, ssize_t(int, const void *, size_t, int)>;
 using W_poll = Wrapper<kCallPoll, int(struct pollfd *, nfds_t, int)>;
 using W_nanosleep = Wrapper<kCallNanosleep, int(const struct timespec *, struct timespec *)>;
+// liburing (PostgreSQL 18, io_method = io_uring): the backend's submission
+// and its wait for completions happen inside these library calls, imported
+// by postgres through its PLT like the libc calls above. liburing's structs
+// are only passed through, so opaque pointers keep its headers out.
+using W_io_uring_submit = Wrapper<kCallIoUringSubmit, int(void *)>;
+using W_io_uring_submit_and_wait = Wrapper<kCallIoUringSubmitAndWait, int(void *, unsigned)>;
+using W_io_uring_wait_cqes = Wrapper<kCallIoUringWaitCqes, int(void *, void **, unsigned, void *, sigset_t *)>;
+using W_io_uring_wait_cqe_timeout = Wrapper<kCallIoUringWaitCqeTimeout, int(void *, void **, void *)>;
+using W_io_uring_get_events = Wrapper<kCallIoUringGetEvents, int(void *)>;
+using W_io_uring_enter = Wrapper<kCallIoUringEnter, int(unsigned, unsigned, unsigned, unsigned, sigset_t *)>;
 
 template <typename W>
 static GotPatch patch_of(BlockingCall c) {
@@ -205,7 +216,7 @@ void timing_install() {
     static bool installed = false;  // never twice
     if (installed || IsUnderPostmaster) return;
     installed = true;
-    GotPatch patches[kBlockingCallCount] = {
+    GotPatch patches[] = {
         patch_of<W_epoll_wait>(kCallEpollWait),
         patch_of<W_sem_wait>(kCallSemWait),
         patch_of<W_pread>(kCallPread),
@@ -222,7 +233,15 @@ void timing_install() {
         patch_of<W_send>(kCallSend),
         patch_of<W_poll>(kCallPoll),
         patch_of<W_nanosleep>(kCallNanosleep),
+        patch_of<W_io_uring_submit>(kCallIoUringSubmit),
+        patch_of<W_io_uring_submit_and_wait>(kCallIoUringSubmitAndWait),
+        patch_of<W_io_uring_wait_cqes>(kCallIoUringWaitCqes),
+        patch_of<W_io_uring_wait_cqe_timeout>(kCallIoUringWaitCqeTimeout),
+        patch_of<W_io_uring_get_events>(kCallIoUringGetEvents),
+        patch_of<W_io_uring_enter>(kCallIoUringEnter),
     };
+    static_assert(sizeof(patches) / sizeof(patches[0]) == kBlockingCallCount, "one patch per interposed call");
+    static_assert(kBlockingCallCount <= 32, "interposed_mask has one bit per call");
     std::string *error = new std::string();  // preload-time only; no ereport below while it lives
     int n = 0;
     try {

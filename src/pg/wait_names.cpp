@@ -1,5 +1,5 @@
-// Display names of dense wait indexes, shared by the exact-timing views and
-// pg_stat_waits_wait_events().
+// Display names of wait events and dense wait indexes, shared by the
+// exact-timing views, the sampled views and pg_stat_waits_wait_events().
 #include "wait_names.h"
 
 #include "pg.h"
@@ -7,33 +7,69 @@
 
 namespace psw {
 
-// Display names of a dense wait index (DESIGN.md §2): PostgreSQL's own
-// names, 'Unreported'/<call>, and '<class>'/'other' for ids PG 15 does not
-// define (e.g. extension LWLock tranches).
-void index_names(uint16 idx, const char **type, const char **name) {
-    uint8_t cls;
-    uint16_t ev;
-    bool other;
-    if (!wait_index_decode(idx, &cls, &ev, &other) || cls == 0xFF) {
-        *type = "Other";
-        *name = "other";
-        return;
-    }
-    const WaitClassInfo *c = wait_class_by_id(cls);
-    if (cls == kClassCPU) {
+void wait_info_names(uint32 info, const char **type, const char **name) {
+    if (info == 0) {
         *type = "CPU";
         *name = "CPU";
-    } else if (other) {
-        *type = c ? c->name : "Other";
-        *name = "other";
-    } else if (cls == kClassUnreported) {
-        *type = "Unreported";
-        *name = blocking_call_name(static_cast<BlockingCall>(ev));
-    } else {
-        uint32 info = wait_info_make(cls, ev);
-        *type = pgstat_get_wait_event_type(info);
-        *name = pgstat_get_wait_event(info);
+        return;
     }
+    bool named;
+    const WaitClassInfo *c = wait_class_by_id(static_cast<uint8>(info >> 24));
+    *name = compat_wait_event_name(info, &named);
+    *type = c != nullptr ? c->name : compat_wait_event_type(info);
+}
+
+// Whether idx is a real event slot the server names; *name is its display
+// name ("other" for overflow and unknown-class slots).
+static bool slot_name(uint16 idx, uint8 *cls, const char **name) {
+    uint16 ev;
+    bool other;
+    *name = "other";
+    *cls = 0xFF;
+    if (!wait_index_decode(idx, cls, &ev, &other) || other) return false;
+    if (*cls == kClassCPU) {
+        *name = "CPU";
+        return true;
+    }
+    if (*cls == kClassUnreported) {
+        *name = blocking_call_name(static_cast<BlockingCall>(ev));
+        return true;
+    }
+    bool named;
+    *name = compat_wait_event_name(wait_info_make(*cls, ev), &named);
+    return named;
+}
+
+void index_names(uint16 idx, const char **type, const char **name) {
+    uint8 cls;
+    (void)slot_name(idx, &cls, name);  // unnamed slots show the server's placeholder or "other"
+    const WaitClassInfo *c = cls == 0xFF ? nullptr : wait_class_by_id(cls);
+    *type = c != nullptr ? c->name : "Other";
+}
+
+bool index_is_listed(uint16 idx) {
+    uint8 cls;
+    uint16 ev;
+    bool other;
+    if (!wait_index_decode(idx, &cls, &ev, &other) || other) return false;
+    const char *n;
+    return slot_name(idx, &cls, &n);
+}
+
+int find_wait_index(const char *type, const char *name) {
+    if (type == nullptr || name == nullptr) return -1;
+    const WaitClassInfo *c = wait_class_by_name(type);
+    if (c == nullptr) return strcmp(type, "Other") == 0 && strcmp(name, "other") == 0 ? wait_other_index(0xFF) : -1;
+    if (strcmp(name, "other") == 0) return wait_other_index(c->id);
+    uint16 base = wait_index(c->id == kClassCPU ? 0 : wait_info_make(c->id, 0));
+    if (c->id == kClassUnreported) base = unreported_index(static_cast<BlockingCall>(0));
+    for (uint16 ev = 0; ev < c->events; ev++) {
+        uint8 cls;
+        const char *n;
+        if (slot_name(static_cast<uint16>(base + ev), &cls, &n) && strcmp(n, name) == 0)
+            return base + ev;
+    }
+    return -1;
 }
 
 }  // namespace psw

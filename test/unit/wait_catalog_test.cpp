@@ -78,6 +78,77 @@ TEST(WaitCatalog, UnreportedCallsHaveDistinctSlots) {
     EXPECT_EQ(blocking_call_from_name("open"), kBlockingCallCount);
 }
 
+// The layout a PostgreSQL 18 server reports at preload (sizes measured on
+// 18.6; any sizes must work).
+const WaitClassSize kPg18Like[] = {
+    {kClassLWLock, 100 + 64}, {kClassLock, 12},      {kClassBufferPin, 1},        {kClassActivity, 18},
+    {kClassClient, 9},        {kClassExtension, 128}, {kClassIPC, 58},             {kClassTimeout, 10},
+    {kClassIO, 81},           {kClassInjectionPoint, 128},
+};
+
+TEST(WaitCatalog, InitTakesTheServersSizes) {
+    ASSERT_TRUE(wait_catalog_init(kPg18Like, sizeof(kPg18Like) / sizeof(kPg18Like[0])));
+    EXPECT_EQ(wait_class_by_id(kClassIO)->events, 81);
+    EXPECT_EQ(wait_class_by_id(kClassInjectionPoint)->events, 128);
+    EXPECT_STREQ(wait_class_by_id(kClassInjectionPoint)->name, "InjectionPoint");
+    // WALSync (IO id 76 on 18) and an extension's run-time event (id 5)
+    // get their own slots, not their class's "other".
+    uint8_t cls;
+    uint16_t ev;
+    bool other;
+    uint16_t walsync = wait_index(wait_info_make(kClassIO, 76));
+    ASSERT_TRUE(wait_index_decode(walsync, &cls, &ev, &other));
+    EXPECT_EQ(cls, kClassIO);
+    EXPECT_EQ(ev, 76);
+    EXPECT_FALSE(other);
+    uint16_t ext = wait_index(wait_info_make(kClassExtension, 5));
+    ASSERT_TRUE(wait_index_decode(ext, &cls, &ev, &other));
+    EXPECT_EQ(cls, kClassExtension);
+    EXPECT_EQ(ev, 5);
+    EXPECT_FALSE(other);
+    EXPECT_NE(wait_index(wait_info_make(kClassExtension, 128)), ext);
+    EXPECT_EQ(wait_index(wait_info_make(kClassExtension, 128)), wait_other_index(kClassExtension));
+    EXPECT_LE(wait_index_count(), kWaitIndexLimit);
+    // CPU stays index 0 and Unreported keeps one slot per call.
+    EXPECT_EQ(wait_index(0), 0);
+    EXPECT_EQ(wait_class_by_id(kClassUnreported)->events, kBlockingCallCount);
+    wait_catalog_init_pg15();
+}
+
+TEST(WaitCatalog, InitIgnoresSizesForSyntheticClassesAndCutsWhatDoesNotFit) {
+    const WaitClassSize huge[] = {{kClassCPU, 500}, {kClassUnreported, 3}, {kClassLWLock, 900}, {kClassIO, 900}};
+    EXPECT_FALSE(wait_catalog_init(huge, 4));
+    EXPECT_EQ(wait_class_by_id(kClassCPU)->events, 1);
+    EXPECT_EQ(wait_class_by_id(kClassUnreported)->events, kBlockingCallCount);
+    EXPECT_EQ(wait_class_by_id(kClassLWLock)->events, 900);
+    EXPECT_LT(wait_class_by_id(kClassIO)->events, 900);
+    EXPECT_EQ(wait_index_count(), kWaitIndexLimit);
+    // Every index still decodes, and ids past a cut class land in "other".
+    EXPECT_EQ(wait_index(wait_info_make(kClassIO, 899)), wait_other_index(kClassIO));
+    for (uint16_t i = 0; i < wait_index_count(); i++) {
+        uint8_t cls;
+        uint16_t ev;
+        bool other;
+        EXPECT_TRUE(wait_index_decode(i, &cls, &ev, &other)) << i;
+    }
+    wait_catalog_init_pg15();
+}
+
+TEST(WaitCatalog, ClassesPostgreSqlLacksHaveOnlyTheirOtherSlot) {
+    // On 15 and 16 there is no InjectionPoint class: its ids go to its
+    // "other" slot, never to another class's row.
+    wait_catalog_init_pg15();
+    EXPECT_EQ(wait_class_by_id(kClassInjectionPoint)->events, 0);
+    uint16_t ip = wait_index(wait_info_make(kClassInjectionPoint, 1));
+    EXPECT_EQ(ip, wait_other_index(kClassInjectionPoint));
+    uint8_t cls;
+    uint16_t ev;
+    bool other;
+    ASSERT_TRUE(wait_index_decode(ip, &cls, &ev, &other));
+    EXPECT_EQ(cls, kClassInjectionPoint);
+    EXPECT_TRUE(other);
+}
+
 TEST(WaitCatalog, DecodeRejectsOutOfRange) {
     uint8_t cls;
     uint16_t ev;
