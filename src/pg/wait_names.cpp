@@ -8,8 +8,9 @@
 namespace psw {
 
 // Display names of a dense wait index (DESIGN.md §2): PostgreSQL's own
-// names, 'Unreported'/<call>, and '<class>'/'other' for ids PG 15 does not
-// define (e.g. extension LWLock tranches).
+// names, 'Unreported'/<call> ('CPU'/<call> for calls that never block), and
+// '<class>'/'other' for ids PG 15 does not define (e.g. extension LWLock
+// tranches).
 void index_names(uint16 idx, const char **type, const char **name) {
     uint8_t cls;
     uint16_t ev;
@@ -27,7 +28,8 @@ void index_names(uint16 idx, const char **type, const char **name) {
         *type = c ? c->name : "Other";
         *name = "other";
     } else if (cls == kClassUnreported) {
-        *type = "Unreported";
+        // A call that never blocks is CPU work in the kernel, not a wait.
+        *type = call_never_blocks(static_cast<BlockingCall>(ev)) ? "CPU" : "Unreported";
         *name = blocking_call_name(static_cast<BlockingCall>(ev));
     } else {
         uint32 info = wait_info_make(cls, ev);
