@@ -196,11 +196,11 @@ static void xact_callback(XactEvent event, void *) {
         case XACT_EVENT_COMMIT:
         case XACT_EVENT_PARALLEL_COMMIT:
         case XACT_EVENT_PREPARE:
-            tracker.transaction_end(false, ActivePortal != nullptr, IsTransactionBlock());
+        case XACT_EVENT_PARALLEL_ABORT:
+            tracker.transaction_end(false, ActivePortal != nullptr, false);
             break;
         case XACT_EVENT_ABORT:
-        case XACT_EVENT_PARALLEL_ABORT:
-            tracker.transaction_end(event == XACT_EVENT_ABORT, ActivePortal != nullptr, IsTransactionBlock());
+            tracker.transaction_end(true, ActivePortal != nullptr, ActivePortal == nullptr && IsTransactionBlock());
             break;
         default:
             break;
