@@ -10,7 +10,8 @@
 //
 // Backend-local, fixed size, no allocation: rows are handed to a spill
 // function (the shared per-query table) when the statement ends, or all at
-// once when more distinct ids than kRows were touched.
+// once when more distinct ids than kRows besides the statement's own were
+// touched.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,7 @@ public:
         base_ = queryid;
         current_ = queryid;
         since_ = now;
+        base_row_ = LedgerRow{queryid, 0, 0};
         n_ = 0;
     }
 
@@ -65,6 +67,7 @@ public:
         if (!open_) return;
         charge(now, spill);
         open_ = false;
+        if (base_row_.elapsed_ns != 0 || base_row_.calls != 0) spill(base_row_);
         drain(spill);
     }
 
@@ -76,7 +79,8 @@ private:
     uint64_t current_ = 0;
     int64_t since_ = 0;
     int n_ = 0;
-    LedgerRow rows_[kRows] = {};
+    LedgerRow base_row_ = {};  // the top-level statement's own row (the common case: no search)
+    LedgerRow rows_[kRows] = {};  // other ids (nested statements, a cursor's query)
 
     template <typename Spill>
     void charge(int64_t now, Spill &spill) {
@@ -86,6 +90,7 @@ private:
 
     template <typename Spill>
     LedgerRow *row(uint64_t queryid, Spill &spill) {
+        if (queryid == base_) return &base_row_;
         for (int i = 0; i < n_; i++)
             if (rows_[i].queryid == queryid) return &rows_[i];
         if (n_ == kRows) drain(spill);

@@ -87,6 +87,36 @@ public:
         top_fresh = true;
     }
 
+    // --- fast paths (what a top-level statement and track = top take) -----
+    // A phase that attributes nothing only runs one level deeper: the hook
+    // calls one of these before it, then leave() after it. Nested phases
+    // that attribute their own id take the *_begin/phase_end pairs below.
+
+    // Whether a phase at the current level must save and restore ids.
+    bool nested_phase_attributes() { return level > 0 && env.track_all(); }
+    bool nested_run_attributes() { return level > 0 && (env.track_all() || (level == 1 && top_is_fetch)); }
+
+    void enter_top_plan(uint64_t id) {  // level == 0
+        if (id != 0) continue_top(id);
+        level = 1;
+    }
+    void enter_top_executor_start(uint64_t id) {  // level == 0
+        if (id != 0 && !top_is_fetch) continue_top(id);
+        level = 1;
+    }
+    void enter_top_run(uint64_t id) {  // level == 0: the id stays afterwards
+        if (id != 0) set_queryid(id);
+        level = 1;
+    }
+    void enter() { level++; }
+    void leave() { level--; }
+    // ExecutorEnd at top level (or nested without attribution), after it ran.
+    void executor_end_unattributed(uint64_t id) {
+        if (level != 0) return;
+        if (id != 0) env.timing_call(id);
+        if (id == 0 || id == ids.top_queryid) top_execution_done();
+    }
+
     // --- phases: planner, ExecutorStart/Run/Finish, ProcessUtility ---------
     // Each runs one level deeper, so statements started inside it (SQL
     // functions run while planning or pruning, PL/pgSQL bodies, utility

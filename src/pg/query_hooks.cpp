@@ -83,54 +83,120 @@ static void post_parse_analyze(ParseState *pstate, Query *query, JumbleState *js
     if (shared) tracker.parsed(query->queryId);
 }
 
+// Each hook takes the tracker's fast path (top level, or nested without an
+// id of its own: only the level moves) or saves and restores a frame.
+
+static inline PlannedStmt *call_planner(Query *parse, const char *query_string, int cursor_options,
+                                        ParamListInfo params) {
+    return prev_planner ? prev_planner(parse, query_string, cursor_options, params)
+                        : standard_planner(parse, query_string, cursor_options, params);
+}
+
 static PlannedStmt *planner(Query *parse, const char *query_string, int cursor_options, ParamListInfo params) {
-    StatementFrame f{};
-    if (shared) f = tracker.plan_begin(parse->queryId);
-    PlannedStmt *result = prev_planner ? prev_planner(parse, query_string, cursor_options, params)
-                                       : standard_planner(parse, query_string, cursor_options, params);
-    if (shared) tracker.phase_end(f);
+    if (shared == nullptr) return call_planner(parse, query_string, cursor_options, params);
+    if (tracker.nested_phase_attributes()) {
+        StatementFrame f = tracker.plan_begin(parse->queryId);
+        PlannedStmt *result = call_planner(parse, query_string, cursor_options, params);
+        tracker.phase_end(f);
+        return result;
+    }
+    if (tracker.level == 0)
+        tracker.enter_top_plan(parse->queryId);
+    else
+        tracker.enter();
+    PlannedStmt *result = call_planner(parse, query_string, cursor_options, params);
+    tracker.leave();
     return result;
 }
 
-static void executor_start(QueryDesc *qd, int eflags) {
-    StatementFrame f{};
-    if (shared) f = tracker.executor_start_begin(qd->plannedstmt->queryId);
+static inline void call_executor_start(QueryDesc *qd, int eflags) {
     if (prev_executor_start)
         prev_executor_start(qd, eflags);
     else
         standard_ExecutorStart(qd, eflags);
-    if (shared) tracker.phase_end(f);
 }
 
-static void executor_run(QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once) {
-    StatementFrame f{};
-    if (shared) f = tracker.run_begin(qd->plannedstmt->queryId);
+static void executor_start(QueryDesc *qd, int eflags) {
+    if (shared == nullptr) return call_executor_start(qd, eflags);
+    if (tracker.nested_phase_attributes()) {
+        StatementFrame f = tracker.executor_start_begin(qd->plannedstmt->queryId);
+        call_executor_start(qd, eflags);
+        tracker.phase_end(f);
+        return;
+    }
+    if (tracker.level == 0)
+        tracker.enter_top_executor_start(qd->plannedstmt->queryId);
+    else
+        tracker.enter();
+    call_executor_start(qd, eflags);
+    tracker.leave();
+}
+
+static inline void call_executor_run(QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once) {
     if (prev_executor_run)
         prev_executor_run(qd, direction, count, execute_once);
     else
         standard_ExecutorRun(qd, direction, count, execute_once);
-    if (shared) tracker.phase_end(f);
 }
 
-static void executor_finish(QueryDesc *qd) {
-    StatementFrame f{};
-    if (shared) f = tracker.run_begin(qd->plannedstmt->queryId);
+static void executor_run(QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once) {
+    if (shared == nullptr) return call_executor_run(qd, direction, count, execute_once);
+    if (tracker.nested_run_attributes()) {
+        StatementFrame f = tracker.run_begin(qd->plannedstmt->queryId);
+        call_executor_run(qd, direction, count, execute_once);
+        tracker.phase_end(f);
+        return;
+    }
+    if (tracker.level == 0)
+        tracker.enter_top_run(qd->plannedstmt->queryId);
+    else
+        tracker.enter();
+    call_executor_run(qd, direction, count, execute_once);
+    tracker.leave();
+}
+
+static inline void call_executor_finish(QueryDesc *qd) {
     if (prev_executor_finish)
         prev_executor_finish(qd);
     else
         standard_ExecutorFinish(qd);
-    if (shared) tracker.phase_end(f);
 }
 
-static void executor_end(QueryDesc *qd) {
-    uint64 id = qd->plannedstmt->queryId;
-    StatementFrame f{};
-    if (shared) f = tracker.executor_end_begin(id);
+static void executor_finish(QueryDesc *qd) {
+    if (shared == nullptr) return call_executor_finish(qd);
+    if (tracker.nested_run_attributes()) {
+        StatementFrame f = tracker.run_begin(qd->plannedstmt->queryId);
+        call_executor_finish(qd);
+        tracker.phase_end(f);
+        return;
+    }
+    if (tracker.level == 0)
+        tracker.enter_top_run(qd->plannedstmt->queryId);
+    else
+        tracker.enter();
+    call_executor_finish(qd);
+    tracker.leave();
+}
+
+static inline void call_executor_end(QueryDesc *qd) {
     if (prev_executor_end)
         prev_executor_end(qd);
     else
         standard_ExecutorEnd(qd);
-    if (shared) tracker.executor_end_done(f, id);
+}
+
+static void executor_end(QueryDesc *qd) {
+    if (shared == nullptr) return call_executor_end(qd);
+    if (tracker.nested_phase_attributes()) {
+        uint64 id = qd->plannedstmt->queryId;
+        StatementFrame f = tracker.executor_end_begin(id);
+        call_executor_end(qd);
+        tracker.executor_end_done(f, id);
+        return;
+    }
+    uint64 id = qd->plannedstmt->queryId;
+    call_executor_end(qd);
+    tracker.executor_end_unattributed(id);
 }
 
 static bool ends_transaction_block(Node *stmt) {

@@ -73,6 +73,31 @@ $cic->quit;
 $holder->quit;
 
 # ---------------------------------------------------------------------------
+# VACUUM of several tables runs one transaction per table: waiting for the
+# second table's lock, after the first table's commit, it is still active.
+sql('CREATE TABLE vac_a (i int); CREATE TABLE vac_b (i int);');
+{
+	my $locker = $node->background_psql('postgres');
+	$locker->query_safe('BEGIN');
+	$locker->query_safe('LOCK TABLE vac_b IN SHARE UPDATE EXCLUSIVE MODE');
+	my $v = $node->background_psql('postgres');
+	my $pid = $v->query_safe('SELECT pg_backend_pid()');
+	$v->query_until(qr/vac_started/, "\\echo vac_started\nVACUUM vac_a, vac_b;\n");
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT wait_event = 'relation' FROM pg_stat_activity WHERE pid = $pid"),
+		'VACUUM waits for its second table');
+	my ($vac_qid, $ids) = split /\|/, sql(
+		"SELECT a.query_id, w.state || ',' || w.queryid || ',' || w.top_queryid
+		   FROM pg_stat_activity a JOIN pg_stat_waits_activity w USING (pid) WHERE pid = $pid");
+	is($ids, "active,$vac_qid,$vac_qid", 'VACUUM after its first table: active under its queryid');
+	$locker->query_safe('COMMIT');
+	$v->query_safe('SELECT 1');
+	$v->quit;
+	$locker->quit;
+}
+
+# ---------------------------------------------------------------------------
 # A procedure that commits between two waits: the CALL stays the top-level
 # statement for both (track = top: also the queryid; track = all: the nested
 # SELECTs are the queryids, the CALL their top_queryid). The second wait is

@@ -312,3 +312,35 @@ TEST(StatementLedger, ClosedLedgerIgnoresEverything) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace psw;
+
+// The hooks' fast paths (top level, or nested without attribution) leave the
+// tracker where the frame paths would.
+TEST(StatementTracker, FastPathsMatchFramePaths) {
+    StatementTracker<RecordingEnv> a, b;
+    a.parsed(11);
+    b.parsed(11);
+    a.enter_top_plan(11);
+    a.leave();
+    b.phase_end(b.plan_begin(11));
+    a.enter_top_executor_start(11);
+    a.leave();
+    b.phase_end(b.executor_start_begin(11));
+    a.enter_top_run(11);
+    a.enter();  // a nested statement under track = top
+    a.leave();
+    a.executor_end_unattributed(12);
+    a.leave();
+    b.phase_end(b.run_begin(11));
+    a.executor_end_unattributed(11);
+    b.executor_end_done(b.executor_end_begin(11), 11);
+    EXPECT_EQ(a.level, b.level);
+    EXPECT_EQ(a.queryid(), b.queryid());
+    EXPECT_EQ(a.env.timing, b.env.timing);
+    EXPECT_EQ(a.env.published.size(), b.env.published.size());
+}
+
+}  // namespace
