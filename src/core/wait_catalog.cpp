@@ -166,6 +166,11 @@ uint16_t unreported_index(BlockingCall c) {
     return static_cast<uint16_t>(layout().base[kClassUnreported] + (c < kBlockingCallCount ? c : kBlockingCallCount));
 }
 
+bool index_is_cpu_work(uint16_t index) {
+    uint16_t base = layout().base[kClassUnreported];
+    return index >= base && index - base < kBlockingCallCount && call_never_blocks(static_cast<BlockingCall>(index - base));
+}
+
 bool wait_index_decode(uint16_t index, uint8_t *class_id, uint16_t *event_id, bool *is_other) {
     const Layout &l = layout();
     if (index >= l.total) return false;

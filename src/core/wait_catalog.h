@@ -62,6 +62,15 @@ enum BlockingCall : uint8_t {
 };
 
 const char *blocking_call_name(BlockingCall c);
+
+// Calls that never block in PostgreSQL: its client sockets are non-blocking
+// (pq_init), a recv/send that would block returns EAGAIN and the backend
+// waits in epoll_wait under ClientRead/ClientWrite. Their time is kernel
+// work on the CPU, shown as 'CPU'/<call> and never subtracted from a
+// statement's CPU time.
+constexpr bool call_never_blocks(BlockingCall c) { return c == kCallRecv || c == kCallSend; }
+// Whether a dense index is such a call's (see unreported_index()).
+bool index_is_cpu_work(uint16_t index);
 // Returns kBlockingCallCount when the name is not an interposed call.
 BlockingCall blocking_call_from_name(const std::string &name);
 

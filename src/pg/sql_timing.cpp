@@ -7,6 +7,7 @@
 #include "gucs.h"
 #include "proc_reader.h"
 #include "timing.h"
+#include "../core/query_rows.h"
 #include "../core/wait_catalog.h"
 
 PSW_SQL_FUNCTION(pg_stat_waits_internal)
@@ -39,20 +40,6 @@ static Datum backend_type_datum(uint8_t t, bool *isnull) {
 static void require_timing_shmem() {
     require_preloaded();
     if (timing_shared == nullptr) elog(ERROR, "pg_stat_waits: timing shared memory is missing");
-}
-
-static int compare_rows(const void *a, const void *b) {
-    const QueryRow *x = static_cast<const QueryRow *>(a), *y = static_cast<const QueryRow *>(b);
-    if (x->key.queryid != y->key.queryid) return x->key.queryid < y->key.queryid ? -1 : 1;
-    if (x->key.datid != y->key.datid) return x->key.datid < y->key.datid ? -1 : 1;
-    if (x->key.userid != y->key.userid) return x->key.userid < y->key.userid ? -1 : 1;
-    if (x->key.backend_type != y->key.backend_type) return x->key.backend_type < y->key.backend_type ? -1 : 1;
-    if (x->key.index != y->key.index) return x->key.index < y->key.index ? -1 : 1;
-    return 0;
-}
-
-static bool same_statement(const QueryKey &a, const QueryKey &b) {
-    return a.queryid == b.queryid && a.datid == b.datid && a.userid == b.userid;
 }
 
 }  // namespace psw
@@ -103,52 +90,26 @@ Datum pg_stat_waits_queries_internal(PG_FUNCTION_ARGS) {
             if ((nrows & 4095) == 0) CHECK_FOR_INTERRUPTS();
             if (nrows < qt->capacity) rows[nrows++] = r;
         });
-        qsort(rows, nrows, sizeof(psw::QueryRow), psw::compare_rows);
-        // Merge duplicates of a key (a writer that raced a claim inserts again).
-        uint32 m = 0;
-        for (uint32 i = 0; i < nrows; i++) {
-            if (m > 0 && psw::compare_rows(&rows[m - 1], &rows[i]) == 0) {
-                rows[m - 1].calls += rows[i].calls;
-                rows[m - 1].total_ns += rows[i].total_ns;
-            } else {
-                rows[m++] = rows[i];
-            }
-        }
-        const uint16 cpu = psw::wait_index(0);
-        uint32 g = 0;
-        while (g < m) {
-            uint32 end = g;
-            uint64 waits_ns = 0;
-            while (end < m && psw::same_statement(rows[g].key, rows[end].key)) {
-                if (rows[end].key.index != cpu) waits_ns += rows[end].total_ns;
-                end++;
-            }
-            CHECK_FOR_INTERRUPTS();
-            bool visible = psw::can_see_queries_of(rows[g].key.userid);
-            for (uint32 i = g; i < end; i++) {
-                const psw::QueryRow &r = rows[i];
-                Datum v[8];
-                bool nulls[8] = {false, false, false, false, false, false, false, false};
-                v[0] = Int64GetDatum(static_cast<int64>(r.key.queryid));
-                nulls[0] = !visible;
-                v[1] = ObjectIdGetDatum(r.key.datid);
-                nulls[1] = r.key.datid == InvalidOid;
-                v[2] = ObjectIdGetDatum(r.key.userid);
-                nulls[2] = r.key.userid == InvalidOid;
-                const char *type, *name;
-                psw::index_names(r.key.index, &type, &name);
-                v[3] = CStringGetTextDatum(type);
-                v[4] = CStringGetTextDatum(name);
-                v[5] = Int64GetDatum(static_cast<int64>(r.calls));
-                uint64 ns = r.total_ns;
-                // CPU = elapsed - waits; waits of a statement still running
-                // may already be flushed while its elapsed time is not.
-                if (r.key.index == cpu) ns = ns > waits_ns ? ns - waits_ns : 0;
-                v[6] = Float8GetDatum(static_cast<double>(ns) / psw::kNsPerMs);
-                v[7] = psw::backend_type_datum(r.key.backend_type, &nulls[7]);
-                tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
-            }
-            g = end;
+        uint32 m = psw::finish_query_rows(rows, nrows, psw::wait_index(0), psw::index_is_cpu_work);
+        for (uint32 i = 0; i < m; i++) {
+            const psw::QueryRow &r = rows[i];
+            if ((i & 4095) == 0) CHECK_FOR_INTERRUPTS();
+            Datum v[8];
+            bool nulls[8] = {false, false, false, false, false, false, false, false};
+            v[0] = Int64GetDatum(static_cast<int64>(r.key.queryid));
+            nulls[0] = !psw::can_see_queries_of(r.key.userid);
+            v[1] = ObjectIdGetDatum(r.key.datid);
+            nulls[1] = r.key.datid == InvalidOid;
+            v[2] = ObjectIdGetDatum(r.key.userid);
+            nulls[2] = r.key.userid == InvalidOid;
+            const char *type, *name;
+            psw::index_names(r.key.index, &type, &name);
+            v[3] = CStringGetTextDatum(type);
+            v[4] = CStringGetTextDatum(name);
+            v[5] = Int64GetDatum(static_cast<int64>(r.calls));
+            v[6] = Float8GetDatum(static_cast<double>(r.total_ns) / psw::kNsPerMs);
+            v[7] = psw::backend_type_datum(r.key.backend_type, &nulls[7]);
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
         }
         pfree(rows);
         return static_cast<Datum>(0);

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "shared_state.h"
+#include "../core/statement_ledger.h"
 #include "../core/timing_stats.h"
 
 namespace psw {
@@ -27,6 +28,14 @@ void timing_install();
 // ends (its commit included). Cheap no-ops when timing is off.
 void timing_statement_start(uint64 queryid);
 void timing_statement_end();
+// Whether a top-level statement is being timed (callers test it before the
+// calls below, which assume it).
+extern bool timing_open;
+// From now on the statement's time belongs to queryid (a nested statement
+// under track = all, or the parent again; 0 = the top-level statement).
+void timing_attribute(uint64 queryid);
+// One execution of queryid finished (the per-query CPU row's calls).
+void timing_count_call(uint64 queryid);
 
 // --- for the lead to wire up ---
 // Clears the shared timing tables (pg_stat_waits_reset()).

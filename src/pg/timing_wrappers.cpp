@@ -40,10 +40,10 @@ static LocalTiming local_timing;
 static int64 last_flush_ns = 0;
 static bool exit_hook_registered = false;
 static BackendSlot *live_slot = nullptr;
-// The statement being timed (top level, client and background backends).
-static bool stmt_open = false;
-static int64 stmt_start_ns = 0;
-static uint64 stmt_queryid = 0;
+// The statement being timed (top level, client and background backends):
+// its elapsed time cut into segments per attributed query id, and its calls.
+bool timing_open = false;
+static StatementLedger ledger;
 static Oid stmt_userid = InvalidOid;
 // Whom the q_* part of local_timing belongs to.
 static uint64 pending_queryid = 0;
@@ -129,23 +129,27 @@ static inline void end_call(BlockingCall call, uint32 info, int64 t0) {
     int64 t1 = now_ns();
     if (live_slot != nullptr) __atomic_store_n(&live_slot->wait_start_ns, 0, __ATOMIC_RELEASE);
     if (__builtin_expect(!exit_hook_registered, 0)) register_exit_hook();
-    // Waits inside a timed statement are attributed to the statement being
-    // executed (nested under track = all); parallel workers run their
-    // leader's statement.
-    uint64 qid = 0;
-    if (stmt_open) {
-        qid = current_queryid();
-        if (qid == 0) qid = stmt_queryid;  // utility id hidden (see timing_statement_start)
-    } else if (IsParallelWorker()) {
-        qid = current_queryid();
+    if (call_never_blocks(call)) {
+        // Kernel work on the CPU (wait_catalog.h): counted for the event
+        // view, never attributed to a statement as a wait.
+        local_timing.add(unreported_index(call), static_cast<uint64_t>(t1 - t0), false);
+    } else {
+        // Waits inside a timed statement are attributed to the id its time
+        // is charged to (nested under track = all); parallel workers run
+        // their leader's statement.
+        uint64 qid = 0;
+        if (timing_open)
+            qid = ledger.current();
+        else if (IsParallelWorker())
+            qid = current_queryid();
+        if (qid != pending_queryid) {
+            flush(t1);
+            pending_queryid = qid;
+            pending_userid = timing_open ? stmt_userid : (qid != 0 ? GetUserId() : InvalidOid);
+        }
+        uint16_t idx = info != 0 ? wait_index(info) : unreported_index(call);
+        local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
     }
-    if (qid != pending_queryid) {
-        flush(t1);
-        pending_queryid = qid;
-        pending_userid = stmt_open ? stmt_userid : (qid != 0 ? GetUserId() : InvalidOid);
-    }
-    uint16_t idx = info != 0 ? wait_index(info) : unreported_index(call);
-    local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
     if (t1 - last_flush_ns >= kFlushIntervalNs) flush(t1);
 }
 
@@ -312,35 +316,37 @@ bool timing_load(FILE *f) {
 
 // ---- statements -----------------------------------------------------------------
 
+// A ledger row (elapsed time and calls of one id) goes to its (queryid, CPU)
+// entry; the view turns it into the CPU row (elapsed minus that id's waits).
+static void spill_row(const LedgerRow &r) {
+    if (timing_shared != nullptr)
+        timing_query_table()->add(QueryKey{r.queryid, MyDatabaseId, stmt_userid, wait_index(0), timing_backend_type()}, r.calls,
+                                  r.elapsed_ns);
+}
+
 void timing_statement_start(uint64 queryid) {
-    // pg_stat_statements, loaded after us, zeroes a utility statement's
-    // PlannedStmt.queryId before ProcessUtility reaches our hook: that is
-    // the statement already opened at parse analysis, not a new one.
-    if (queryid == 0 && stmt_open) return;
-    if (stmt_open) timing_statement_end();
+    if (timing_open) timing_statement_end();
     // Waits so far belong to whatever came before this statement (and are
     // published even if timing was just turned off).
     if (local_timing.pending()) flush(now_ns());
     if (!guc_timing || queryid == 0 || MyProc == nullptr || IsParallelWorker() || timing_shared == nullptr) return;
-    int64 t = now_ns();
-    stmt_open = true;
-    stmt_queryid = queryid;
     stmt_userid = GetUserId();
-    stmt_start_ns = t;
+    ledger.start(queryid, now_ns());
+    timing_open = true;
     if (!exit_hook_registered) register_exit_hook();
 }
 
-// The statement's elapsed time goes to its (queryid, CPU) entry; the view
-// turns it into the CPU row (elapsed minus the statement's waits).
+void timing_attribute(uint64 queryid) { ledger.switch_to(queryid, now_ns(), spill_row); }
+
+void timing_count_call(uint64 queryid) { ledger.count_call(queryid, spill_row); }
+
 void timing_statement_end() {
-    if (!stmt_open) return;
-    stmt_open = false;
+    if (!timing_open) return;
+    timing_open = false;
     int64 t = now_ns();
-    flush(t);  // its waits, under its queryid
+    flush(t);  // its waits, under their ids
     pending_queryid = 0;
-    if (timing_shared != nullptr)
-        timing_query_table()->add(QueryKey{stmt_queryid, MyDatabaseId, stmt_userid, wait_index(0), timing_backend_type()}, 1,
-                                  static_cast<uint64_t>(t - stmt_start_ns));
+    ledger.close(t, spill_row);
 }
 
 // ---- benchmark ------------------------------------------------------------------

@@ -45,6 +45,9 @@ void index_names(uint16 idx, const char **type, const char **name) {
     (void)slot_name(idx, &cls, name);  // unnamed slots show the server's placeholder or "other"
     const WaitClassInfo *c = cls == 0xFF ? nullptr : wait_class_by_id(cls);
     *type = c != nullptr ? c->name : "Other";
+    // A call that never blocks (non-blocking client socket I/O) is CPU work
+    // in the kernel, not a wait: 'CPU'/<call>.
+    if (cls == kClassUnreported && index_is_cpu_work(idx)) *type = "CPU";
 }
 
 bool index_is_listed(uint16 idx) {
@@ -61,6 +64,10 @@ int find_wait_index(const char *type, const char *name) {
     const WaitClassInfo *c = wait_class_by_name(type);
     if (c == nullptr) return strcmp(type, "Other") == 0 && strcmp(name, "other") == 0 ? wait_other_index(0xFF) : -1;
     if (strcmp(name, "other") == 0) return wait_other_index(c->id);
+    if (c->id == kClassCPU && strcmp(name, "CPU") != 0) {  // 'CPU'/<call that never blocks>
+        BlockingCall call = blocking_call_from_name(name);
+        return call != kBlockingCallCount && call_never_blocks(call) ? unreported_index(call) : -1;
+    }
     uint16 base = wait_index(c->id == kClassCPU ? 0 : wait_info_make(c->id, 0));
     if (c->id == kClassUnreported) base = unreported_index(static_cast<BlockingCall>(0));
     for (uint16 ev = 0; ev < c->events; ev++) {

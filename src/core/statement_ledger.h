@@ -1,0 +1,109 @@
+// Elapsed time and calls of the statements inside one timed top-level
+// statement, PostgreSQL-free (exact timing, src/pg/timing_wrappers.cpp).
+//
+// Time is cut into segments at every change of the attributed query id, and
+// each segment is charged to the id that owned it, so a statement's elapsed
+// time is its own: under track = all a nested statement's time is charged to
+// it and not to its parent. Waits are attributed to the same current id
+// (current()), so per id `elapsed - waits` is that statement's CPU time and
+// every id's rows add up to its elapsed time.
+//
+// Backend-local, fixed size, no allocation: rows are handed to a spill
+// function (the shared per-query table) when the statement ends, or all at
+// once when more distinct ids than kRows besides the statement's own were
+// touched.
+#pragma once
+
+#include <cstdint>
+
+namespace psw {
+
+struct LedgerRow {
+    uint64_t queryid;
+    uint64_t elapsed_ns;
+    uint64_t calls;
+};
+
+class StatementLedger {
+public:
+    static constexpr int kRows = 8;
+
+    bool is_open() const { return open_; }
+    // The id time is charged to now (0 when closed).
+    uint64_t current() const { return open_ ? current_ : 0; }
+    uint64_t statement() const { return open_ ? base_ : 0; }
+
+    // A top-level statement starts at `now`; its own id owns the time.
+    void start(uint64_t queryid, int64_t now) {
+        open_ = true;
+        base_ = queryid;
+        current_ = queryid;
+        since_ = now;
+        base_row_ = LedgerRow{queryid, 0, 0};
+        n_ = 0;
+    }
+
+    // From `now` on, time belongs to queryid (0: the top-level statement).
+    template <typename Spill>
+    void switch_to(uint64_t queryid, int64_t now, Spill &&spill) {
+        if (!open_) return;
+        if (queryid == 0) queryid = base_;
+        if (queryid == current_) return;
+        charge(now, spill);
+        current_ = queryid;
+    }
+
+    // One execution of queryid finished.
+    template <typename Spill>
+    void count_call(uint64_t queryid, Spill &&spill) {
+        if (!open_ || queryid == 0) return;
+        row(queryid, spill)->calls++;
+    }
+
+    // The statement is over at `now`: charge the last segment and hand every
+    // row to spill(const LedgerRow &).
+    template <typename Spill>
+    void close(int64_t now, Spill &&spill) {
+        if (!open_) return;
+        charge(now, spill);
+        open_ = false;
+        if (base_row_.elapsed_ns != 0 || base_row_.calls != 0) spill(base_row_);
+        drain(spill);
+    }
+
+    int rows_used() const { return n_; }
+
+private:
+    bool open_ = false;
+    uint64_t base_ = 0;
+    uint64_t current_ = 0;
+    int64_t since_ = 0;
+    int n_ = 0;
+    LedgerRow base_row_ = {};  // the top-level statement's own row (the common case: no search)
+    LedgerRow rows_[kRows] = {};  // other ids (nested statements, a cursor's query)
+
+    template <typename Spill>
+    void charge(int64_t now, Spill &spill) {
+        if (now > since_) row(current_, spill)->elapsed_ns += static_cast<uint64_t>(now - since_);
+        since_ = now;
+    }
+
+    template <typename Spill>
+    LedgerRow *row(uint64_t queryid, Spill &spill) {
+        if (queryid == base_) return &base_row_;
+        for (int i = 0; i < n_; i++)
+            if (rows_[i].queryid == queryid) return &rows_[i];
+        if (n_ == kRows) drain(spill);
+        rows_[n_] = LedgerRow{queryid, 0, 0};
+        return &rows_[n_++];
+    }
+
+    template <typename Spill>
+    void drain(Spill &spill) {
+        for (int i = 0; i < n_; i++)
+            if (rows_[i].elapsed_ns != 0 || rows_[i].calls != 0) spill(rows_[i]);
+        n_ = 0;
+    }
+};
+
+}  // namespace psw
