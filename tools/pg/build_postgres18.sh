@@ -25,6 +25,15 @@ prefix=$cache/$key/install
 build=$cache/$key/src
 if [ -f "$cache/$key/.done" ]; then echo "$prefix/bin/pg_config"; exit 0; fi
 
+# One build at a time: a second caller waits for the first and reuses it.
+mkdir -p "$cache"
+exec 9>"$cache/$key.lock"
+if ! flock -n 9; then
+  echo "waiting for another build of PostgreSQL $version to finish" >&2
+  flock 9
+fi
+if [ -f "$cache/$key/.done" ]; then echo "$prefix/bin/pg_config"; exit 0; fi
+
 echo "building PostgreSQL $version into $prefix (once; cached)" >&2
 rm -rf "${cache:?}/$key"
 mkdir -p "$build"
