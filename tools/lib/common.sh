@@ -101,7 +101,7 @@ stage_postgres() {
   chmod 755 "$PSW_STAGE"
   for d in "$bindir" "$libdir" "$sharedir"; do
     mkdir -p "$PSW_STAGE$d"
-    cp -a -u "$d/." "$PSW_STAGE$d/"
+    cp -a -u "$d/." "$PSW_STAGE$d/" || return 1
   done
   # pgTAP is SQL only; Debian packages it for 15: stage its files elsewhere.
   if [ ! -e "$PSW_STAGE$sharedir/extension/pgtap.control" ] && [ -e /usr/share/postgresql/15/extension/pgtap.control ]; then
@@ -126,19 +126,20 @@ build_extension() {
     echo "$PG_CONFIG" >"$stamp"
   fi
   log "building pg_stat_waits (PGXS, $PG_CONFIG)"
-  "${mk[@]}" -C "$PSW_ROOT" -j2 >/dev/null
-  "${mk[@]}" -C "$PSW_ROOT" install DESTDIR="$PSW_STAGE" >/dev/null
+  "${mk[@]}" -C "$PSW_ROOT" -j2 >/dev/null || return 1
+  "${mk[@]}" -C "$PSW_ROOT" install DESTDIR="$PSW_STAGE" >/dev/null || return 1
   log "building the test module (test/modules/pg_stat_waits_test)"
-  "${mk[@]}" -C "$PSW_ROOT/test/modules/pg_stat_waits_test" >/dev/null
-  "${mk[@]}" -C "$PSW_ROOT/test/modules/pg_stat_waits_test" install DESTDIR="$PSW_STAGE" >/dev/null
+  "${mk[@]}" -C "$PSW_ROOT/test/modules/pg_stat_waits_test" >/dev/null || return 1
+  "${mk[@]}" -C "$PSW_ROOT/test/modules/pg_stat_waits_test" install DESTDIR="$PSW_STAGE" >/dev/null || return 1
   chmod -R a+rX "$PSW_STAGE"
 }
 
-# The core's unit tests and the report tool (CMake).
+# The core's unit tests and the report tool (CMake); arguments go to cmake.
+# shellcheck disable=SC2120
 build_cmake() {
   log "building unit tests and the report tool (CMake)"
-  cmake -S "$PSW_ROOT" -B "$PSW_BUILD/cmake" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPSW_WERROR=ON "$@" >/dev/null
-  cmake --build "$PSW_BUILD/cmake" -j2 >/dev/null
+  cmake -S "$PSW_ROOT" -B "$PSW_BUILD/cmake" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPSW_WERROR=ON "$@" >/dev/null || return 1
+  cmake --build "$PSW_BUILD/cmake" -j2 >/dev/null || return 1
 }
 
 # Picks a free TCP port from $1 upwards.

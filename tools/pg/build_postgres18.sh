@@ -12,12 +12,12 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 src_dir=${1:-$root/../shared/pg-src}
 cache=${PSW_PG_CACHE:-/var/cache/pg_stat_waits}
 
-tarball=$(ls "$src_dir"/postgresql-18_*.orig.tar.bz2 2>/dev/null | head -1)
-dsc=$(ls "$src_dir"/postgresql-18_*.dsc 2>/dev/null | head -1)
-[ -n "$tarball" ] && [ -n "$dsc" ] || { echo "no PostgreSQL 18 source in $src_dir" >&2; exit 1; }
+tarball=$(find "$src_dir" -maxdepth 1 -name 'postgresql-18_*.orig.tar.bz2' 2>/dev/null | sort | head -1)
+dsc=$(find "$src_dir" -maxdepth 1 -name 'postgresql-18_*.dsc' 2>/dev/null | sort | head -1)
+if [ -z "$tarball" ] || [ -z "$dsc" ]; then echo "no PostgreSQL 18 source in $src_dir" >&2; exit 1; fi
 want=$(awk -v f="$(basename "$tarball")" '/^Checksums-Sha256:/ {s=1; next} /^[^ ]/ {s=0} s && $3 == f {print $1}' "$dsc")
 have=$(sha256sum "$tarball" | cut -d' ' -f1)
-[ -n "$want" ] && [ "$want" = "$have" ] || { echo "sha256 of $tarball is $have, the .dsc says '$want'" >&2; exit 1; }
+if [ -z "$want" ] || [ "$want" != "$have" ]; then echo "sha256 of $tarball is $have, the .dsc says '$want'" >&2; exit 1; fi
 
 version=$(basename "$tarball" | sed 's/^postgresql-18_\(.*\)\.orig\.tar\.bz2$/\1/')
 key=pg-$version-${have:0:12}

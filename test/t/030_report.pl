@@ -1,0 +1,26 @@
+# pg_stat_waits_report: the terminal (`top` in tmux) and the HTML report
+# (rendered by headless Chromium), driven by test/report/report_checks.sh
+# against this node; each line it prints is one assertion here.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use PswTest;
+
+my $node = psw_node('report');
+local $ENV{PGHOST} = $node->host;
+local $ENV{PGPORT} = $node->port;
+local $ENV{PGUSER} = $ENV{USER} // getpwuid($<);
+my $free_port = PostgreSQL::Test::Cluster::get_free_port();
+my ($out, $err) = ('', '');
+IPC::Run::run([ 'bash', 'test/report/report_checks.sh', $free_port ], '>', \$out, '2>', \$err);
+my $n = 0;
+for my $line (split /\n/, $out)
+{
+	if ($line =~ /^(ok|not ok) - (.*)$/) { ok($1 eq 'ok', $2); $n++; }
+	else { note($line); }
+}
+cmp_ok($n, '>=', 40, "report_checks.sh ran its checks ($n)") or diag($err);
+$node->stop;
+done_testing();

@@ -1,0 +1,26 @@
+# The benchmark harness at unit size (bench/smoke.sh) against this node, so
+# that ./run bench cannot rot unnoticed; each line it prints is one assertion.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use PswTest;
+
+my $node = psw_node('bench');
+# The harness connects as "postgres", like its own clusters.
+$node->safe_psql('postgres', 'CREATE ROLE postgres SUPERUSER LOGIN');
+local $ENV{PGHOST} = $node->host;
+local $ENV{PGPORT} = $node->port;
+local $ENV{PGDATA} = $node->data_dir;
+my ($out, $err) = ('', '');
+IPC::Run::run([ 'bash', 'bench/smoke.sh' ], '>', \$out, '2>', \$err);
+my $n = 0;
+for my $line (split /\n/, $out)
+{
+	if ($line =~ /^(ok|not ok) - (.*)$/) { ok($1 eq 'ok', $2); $n++; }
+	else { note($line); }
+}
+cmp_ok($n, '>=', 15, "bench/smoke.sh ran its checks ($n)") or diag($err);
+$node->stop;
+done_testing();
