@@ -23,7 +23,6 @@ REGRESS = $(filter-out nopreload,$(basename $(notdir $(wildcard test/sql/*.sql))
 ISOLATION = $(basename $(notdir $(wildcard test/specs/*.spec)))
 TAP_TESTS = 1
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
-PROVE_FLAGS += -I $(CURDIR)/test/perl
 # Where pg_regress and isolation run: a temporary preloading instance, or a
 # running preloaded server with PSW_SERVER='--host=... --port=...'.
 PSW_SERVER ?= --temp-instance=tmp_check --temp-config=$(CURDIR)/test/regress.conf
@@ -44,6 +43,9 @@ include $(PGXS)
 # out of -Werror. C++ flags go to both g++ and the LLVM bitcode rule.
 override CXXFLAGS += $(PSW_CXXFLAGS)
 override BITCODE_CXXFLAGS += -std=c++17 -fvisibility=hidden -Wno-ignored-attributes
+
+# The TAP tests' shared helpers (test/perl/PswTest.pm).
+override PG_PROVE_FLAGS += -I $(CURDIR)/test/perl
 
 # Header dependencies (PGXS tracks them only in --enable-depend builds).
 override CXXFLAGS += -MMD -MP

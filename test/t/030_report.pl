@@ -21,6 +21,6 @@ for my $line (split /\n/, $out)
 	if ($line =~ /^(ok|not ok) - (.*)$/) { ok($1 eq 'ok', $2); $n++; }
 	else { note($line); }
 }
-cmp_ok($n, '>=', 40, "report_checks.sh ran its checks ($n)") or diag($err);
+cmp_ok($n, '>=', 55, "report_checks.sh ran its checks ($n)") or diag($err);
 $node->stop;
 done_testing();
