@@ -8,7 +8,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT = qw(psw_node psw_long psw_source);
+our @EXPORT = qw(psw_node psw_long psw_run_checks);
 
 # psw_node(NAME, conf => [lines], preload => '...', start => 0|1): a new node
 # that preloads pg_stat_statements and pg_stat_waits (pg_stat_waits last: its
@@ -31,7 +31,22 @@ sub psw_node
 # ./run test --long (CI) sets PSW_LONG=1: the long variants of the tests.
 sub psw_long { return ($ENV{PSW_LONG} // '0') eq '1'; }
 
-# The checkout's root (the tests run from a copy of it, the working directory).
-sub psw_source { return $ENV{PSW_SOURCE} // '.'; }
+# psw_run_checks([command...], MIN): runs a checking script that prints one
+# TAP line per check ("ok - ..." / "not ok - ..."); each becomes an assertion
+# here, and one more asserts that it ran at least MIN checks.
+sub psw_run_checks
+{
+	my ($cmd, $min) = @_;
+	my ($out, $err) = ('', '');
+	IPC::Run::run($cmd, '>', \$out, '2>', \$err);
+	my $n = 0;
+	for my $line (split /\n/, $out)
+	{
+		if ($line =~ /^(ok|not ok) - (.*)$/) { ok($1 eq 'ok', $2); $n++; }
+		else { note($line); }
+	}
+	cmp_ok($n, '>=', $min, "@$cmd ran its checks ($n)") or diag($err);
+	return $n;
+}
 
 1;

@@ -13,14 +13,6 @@ local $ENV{PGHOST} = $node->host;
 local $ENV{PGPORT} = $node->port;
 local $ENV{PGUSER} = $ENV{USER} // getpwuid($<);
 my $free_port = PostgreSQL::Test::Cluster::get_free_port();
-my ($out, $err) = ('', '');
-IPC::Run::run([ 'bash', 'test/report/report_checks.sh', $free_port ], '>', \$out, '2>', \$err);
-my $n = 0;
-for my $line (split /\n/, $out)
-{
-	if ($line =~ /^(ok|not ok) - (.*)$/) { ok($1 eq 'ok', $2); $n++; }
-	else { note($line); }
-}
-cmp_ok($n, '>=', 55, "report_checks.sh ran its checks ($n)") or diag($err);
+psw_run_checks([ 'bash', 'test/report/report_checks.sh', $free_port ], 55);
 $node->stop;
 done_testing();

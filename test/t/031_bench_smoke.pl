@@ -13,14 +13,6 @@ $node->safe_psql('postgres', 'CREATE ROLE postgres SUPERUSER LOGIN');
 local $ENV{PGHOST} = $node->host;
 local $ENV{PGPORT} = $node->port;
 local $ENV{PGDATA} = $node->data_dir;
-my ($out, $err) = ('', '');
-IPC::Run::run([ 'bash', 'bench/smoke.sh' ], '>', \$out, '2>', \$err);
-my $n = 0;
-for my $line (split /\n/, $out)
-{
-	if ($line =~ /^(ok|not ok) - (.*)$/) { ok($1 eq 'ok', $2); $n++; }
-	else { note($line); }
-}
-cmp_ok($n, '>=', 15, "bench/smoke.sh ran its checks ($n)") or diag($err);
+psw_run_checks([ 'bash', 'bench/smoke.sh' ], 15);
 $node->stop;
 done_testing();
