@@ -44,8 +44,12 @@ include $(PGXS)
 override CXXFLAGS += $(PSW_CXXFLAGS)
 override BITCODE_CXXFLAGS += -std=c++17 -fvisibility=hidden -Wno-ignored-attributes
 
-# The TAP tests' shared helpers (test/perl/PswTest.pm).
+# The TAP tests' shared helpers (test/perl/PswTest.pm). PGXS runs the TAP
+# tests at the end of installcheck; prove_installcheck runs them alone.
 override PG_PROVE_FLAGS += -I $(CURDIR)/test/perl
+prove_installcheck:
+	$(prove_installcheck)
+.PHONY: prove_installcheck
 
 # Header dependencies (PGXS tracks them only in --enable-depend builds).
 override CXXFLAGS += -MMD -MP

@@ -92,11 +92,11 @@ count_regress() {  # count_regress STEP RC OUTPUT
 
 step_installcheck() {
   local out rc
-  out=$(work_make installcheck ISOLATION= 2>&1); rc=$?
+  out=$(work_make installcheck ISOLATION= TAP_TESTS= 2>&1); rc=$?
   echo "$out" | grep -E '^(test |     |ok |not ok |# )|tests (passed|failed)|^\+' | tail -40
   [ $rc -ne 0 ] && [ -f "$PSW_WORK/regression.diffs" ] && head -100 "$PSW_WORK/regression.diffs"
   count_regress regress $rc "$out"
-  out=$(work_make installcheck REGRESS= 2>&1); rc=$?
+  out=$(work_make installcheck REGRESS= TAP_TESTS= 2>&1); rc=$?
   echo "$out" | grep -E '^(test |     |ok |not ok |# )|tests (passed|failed)' | tail -20
   [ $rc -ne 0 ] && [ -f "$PSW_WORK/output_iso/regression.diffs" ] && head -100 "$PSW_WORK/output_iso/regression.diffs"
   count_regress isolation $rc "$out"
