@@ -23,6 +23,9 @@ sub psw_node
 		"shared_preload_libraries = '$preload'\n"
 		  . "pg_stat_statements.track = all\n"
 		  . "max_connections = 100\n"
+		  # PostgreSQL::Test::Cluster turns it off; the crash tests need the
+		  # server's own recovery, as in production.
+		  . "restart_after_crash = on\n"
 		  . join('', map { "$_\n" } @{ $opt{conf} // [] }));
 	$node->start if $opt{start} // 1;
 	return $node;

@@ -26,6 +26,7 @@ else { note('postgres_exporter not available: queries checked with psql only'); 
 
 local $ENV{PGHOST} = $node->host;
 local $ENV{PGPORT} = $node->port;
+local $ENV{PGUSER} = scalar getpwuid($<);
 my ($out, $err) = ('', '');
 IPC::Run::run([ '/usr/bin/python3', 'test/lib/check_exporters.py', @exporter,
 		'exporters/postgres_exporter/queries.yaml', 'exporters/grafana/pg_stat_waits.json', $db ],

@@ -11,7 +11,7 @@ use PswTest;
 my $node = psw_node('report');
 local $ENV{PGHOST} = $node->host;
 local $ENV{PGPORT} = $node->port;
-local $ENV{PGUSER} = $ENV{USER} // getpwuid($<);
+local $ENV{PGUSER} = scalar getpwuid($<);
 my $free_port = PostgreSQL::Test::Cluster::get_free_port();
 psw_run_checks([ 'bash', 'test/report/report_checks.sh', $free_port ], 55);
 $node->stop;
