@@ -22,7 +22,7 @@ sub run_gtest
 		PSW_CONNINFO => 'host=' . $node->host . ' port=' . $node->port . ' user=postgres dbname=psw_it');
 	my ($out, $err) = ('', '');
 	IPC::Run::run([ $bin, '--gtest_color=no', ($filter ? ("--gtest_filter=$filter") : ()) ],
-		'>', \$out, '2>&1', \$err);
+		'>', \$out, '2>&1');
 	my $n = 0;
 	for my $line (split /\n/, $out)
 	{
@@ -38,7 +38,7 @@ sub run_gtest
 	ok($n > 0, "$what: the program ran its cases") or diag($out);
 }
 
-my $main = psw_node('main', conf => [ 'max_connections = 300', 'max_prepared_transactions = 10' ]);
+my $main = psw_node('main', conf => [ 'max_connections = 300', 'max_prepared_transactions = 10', 'fsync = on' ]);
 $main->safe_psql('postgres', 'CREATE ROLE postgres SUPERUSER LOGIN');
 run_gtest($main, 'main', '');
 $main->stop;
