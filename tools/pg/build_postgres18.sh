@@ -3,13 +3,18 @@
 # outside the checkout and prints the path of its pg_config.
 #   tools/pg/build_postgres18.sh [SRC_DIR]
 # SRC_DIR holds postgresql-18_*.orig.tar.bz2 and its .dsc (default:
-# ../shared/pg-src next to the checkout). The tarball's sha256 is checked
+# $PSW_PG_SRC, else ../shared/pg-src next to the checkout or, in a linked
+# git worktree, next to its main checkout). The tarball's sha256 is checked
 # against the .dsc before anything is unpacked. The cache key is that sha256,
 # so a new tarball builds a new prefix and an interrupted build is redone.
 # Cache root: $PSW_PG_CACHE (default /var/cache/pg_stat_waits).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-src_dir=${1:-$root/../shared/pg-src}
+src_dir=${1:-${PSW_PG_SRC:-$root/../shared/pg-src}}
+# A linked git worktree looks next to its main checkout too.
+if [ ! -d "$src_dir" ] && common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
+  [ -d "$(dirname "$common")/../shared/pg-src" ] && src_dir=$(dirname "$common")/../shared/pg-src
+fi
 cache=${PSW_PG_CACHE:-/var/cache/pg_stat_waits}
 
 tarball=$(find "$src_dir" -maxdepth 1 -name 'postgresql-18_*.orig.tar.bz2' 2>/dev/null | sort | head -1)
