@@ -167,7 +167,7 @@ sub big_history
 			my $out = '';
 			push @readers, [ IPC::Run::start(
 				[ 'psql', '-X', '-A', '-t', '-q', '-h', $big->host, '-p', $big->port, '-d', 'postgres',
-				  '-c', 'SELECT count(*) FROM pg_stat_waits_history' ], '>', \$out, '2>&1', \$out), \$out ];
+				  '-c', 'SELECT count(*) FROM pg_stat_waits_history' ], '>', \$out, '2>&1'), \$out ];
 		}
 		my $okreaders = 0;
 		for my $rd (@readers)
