@@ -1,27 +1,39 @@
 # PGXS build of the pg_stat_waits extension (C++17).
-#   make && make install && make installcheck
-# installcheck needs the library preloaded: by default it starts a temporary
-# instance with test/regress.conf (run it as a non-root user), or pass
-# REGRESS_OPTS='--host=... --port=...' to use a running, preloaded server.
+#   make && make install
+#   make installcheck           pg_regress (test/sql) and isolation (test/specs)
+#   make installcheck-nopreload pg_regress without the library preloaded
+#   make prove_installcheck     TAP tests (test/t/*.pl)
+# The tests run as a non-root user. pg_regress and isolation start a
+# temporary instance with test/regress.conf from the installation PG_CONFIG
+# names; the TAP tests start their own nodes. Install the extension (and the
+# test module, test/modules/pg_stat_waits_test) into that installation first:
+# ./run test does all of it in a staged copy of the installation.
+# Developers: make PSW_WERROR=1 turns warnings into errors (./run does).
 
 EXTENSION = pg_stat_waits
 MODULE_big = pg_stat_waits
 DATA = $(wildcard extension/pg_stat_waits--*.sql) $(wildcard extension/compat/pg_wait_sampling_compat*)
 PGFILEDESC = "pg_stat_waits - sampled and exact wait-event statistics"
 
-CORE_SRCS = $(wildcard src/core/*.cpp)
-PG_SRCS = $(wildcard src/pg/*.cpp)
-OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
+include sources.mk
+OBJS = $(patsubst %.cpp,%.o,$(wildcard $(PSW_CORE_SOURCES) $(PSW_PG_SOURCES)))
 
-REGRESS = $(basename $(notdir $(wildcard sql/*.sql)))
-REGRESS := $(filter-out nopreload,$(REGRESS))
-REGRESS_OPTS ?= --temp-instance=tmp_check --temp-config=$(CURDIR)/test/regress.conf
+# Tests, all under test/.
+REGRESS = $(filter-out nopreload,$(basename $(notdir $(wildcard test/sql/*.sql))))
+ISOLATION = $(basename $(notdir $(wildcard test/specs/*.spec)))
+TAP_TESTS = 1
+PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
+# Where pg_regress and isolation run: a temporary preloading instance, or a
+# running preloaded server with PSW_SERVER='--host=... --port=...'.
+PSW_SERVER ?= --temp-instance=tmp_check --temp-config=$(CURDIR)/test/regress.conf
+REGRESS_OPTS = --inputdir=test $(PSW_SERVER)
+ISOLATION_OPTS = --inputdir=test $(PSW_SERVER)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 
-PSW_CXXFLAGS = -std=c++17 -fvisibility=hidden -fvisibility-inlines-hidden \
-               -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
+PSW_CXXFLAGS = -std=c++17 -fvisibility=hidden -fvisibility-inlines-hidden $(PSW_WARNINGS) \
+               $(if $(PSW_WERROR),-Werror)
 PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
 SHLIB_LINK = -lstdc++
 
@@ -32,10 +44,24 @@ include $(PGXS)
 override CXXFLAGS += $(PSW_CXXFLAGS)
 override BITCODE_CXXFLAGS += -std=c++17 -fvisibility=hidden -Wno-ignored-attributes
 
+# The TAP tests' shared helpers (test/perl/PswTest.pm). PGXS runs the TAP
+# tests at the end of installcheck; prove_installcheck runs them alone.
+override PG_PROVE_FLAGS += -I $(CURDIR)/test/perl
+prove_installcheck:
+	$(prove_installcheck)
+.PHONY: prove_installcheck
+
 # Header dependencies (PGXS tracks them only in --enable-depend builds).
 override CXXFLAGS += -MMD -MP
 -include $(OBJS:.o=.d)
-EXTRA_CLEAN = $(OBJS:.o=.d)
+EXTRA_CLEAN = $(OBJS:.o=.d) tmp_check_nopreload
+
+# pg_regress against an instance without the library preloaded: what the
+# extension does when it cannot start (test/sql/nopreload.sql).
+PSW_SERVER_NOPRELOAD ?= --temp-instance=tmp_check_nopreload
+installcheck-nopreload:
+	$(pg_regress_installcheck) --inputdir=test $(PSW_SERVER_NOPRELOAD) nopreload
+.PHONY: installcheck-nopreload
 
 # pg_stat_waits_report (C++17, libpqxx): built with the extension and
 # installed into PostgreSQL's bindir (DESTDIR honoured). `make WITH_REPORT=no`
@@ -48,8 +74,8 @@ $(warning libpqxx or prometheus-cpp not found (pkg-config libpqxx prometheus-cpp
 endif
 ifeq ($(WITH_REPORT),yes)
 REPORT_BIN = tools/report/pg_stat_waits_report
-REPORT_SRCS = $(wildcard tools/report/*.cpp)
-REPORT_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror \
+REPORT_SRCS = $(PSW_REPORT_CORE_SOURCES) $(PSW_REPORT_MAIN_SOURCES)
+REPORT_CXXFLAGS = -std=c++17 -O2 -g $(PSW_WARNINGS) $(if $(PSW_WERROR),-Werror) \
                   $(shell pkg-config --cflags libpqxx prometheus-cpp-pull) -I$(shell $(PG_CONFIG) --includedir)
 REPORT_LIBS = $(shell pkg-config --libs libpqxx prometheus-cpp-pull) -lcivetweb-cpp -lcivetweb -lpthread \
               -L$(shell $(PG_CONFIG) --libdir) -lpq

@@ -41,11 +41,8 @@ run_bench() {
   mkdir -p "$BENCH_OUT"
   BENCH_TMP=$(mktemp -d /tmp/pgsw-bench.XXXXXX)
   chmod 755 "$BENCH_TMP"
-  # Scratch files go even when a section fails (./run's cleanup still stops
-  # the clusters).
-  if declare -F cleanup >/dev/null; then
-    trap 'rm -rf "$BENCH_TMP" "${BENCH_CG_DIR:-}"; cleanup' EXIT
-  fi
+  # Scratch files go even when a section fails, and the clusters stop.
+  trap 'rm -rf "$BENCH_TMP" "${BENCH_CG_DIR:-}"; psw_cleanup_clusters' EXIT
   BENCH_METRICS=$BENCH_TMP/metrics.tsv
   : >"$BENCH_METRICS"
   BENCH_T0=$(date +%s)

@@ -3,7 +3,7 @@
 # bench/sampler_cpu.sh or the timing wrapper's ns/call script. Each runs as
 #   bash bench/NAME.sh [--quick]
 # in its own process, with PSW_ROOT, PSW_BINDIR, PSW_BUILD, PSW_STAGE,
-# PSW_OS_USER and PG_CONFIG exported (it may source test/lib/common.sh),
+# PSW_OS_USER and PG_CONFIG exported (it may source tools/lib/common.sh),
 # under a time limit. Every stdout line of the form
 #   metric_name key=value ... value=NUMBER
 # becomes a row of the report; everything else goes to the log only.

@@ -11,7 +11,7 @@
 # (percent of one core). Needs the staged build (./run build) and root or the
 # cluster owner; callable standalone or from ./run bench.
 set -euo pipefail
-source "$(dirname "$0")/../test/lib/common.sh"
+source "$(dirname "$0")/../tools/lib/common.sh"
 
 BACKENDS="100 1000"
 SECONDS_MEASURED=20

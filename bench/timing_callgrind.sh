@@ -13,7 +13,7 @@
 # Usage: bench/timing_callgrind.sh [N]   (default 2000)
 set -euo pipefail
 N=${1:-2000}
-source "$(dirname "$0")/../test/lib/common.sh"
+source "$(dirname "$0")/../tools/lib/common.sh"
 cd "$PSW_ROOT"
 command -v valgrind >/dev/null || ensure_packages valgrind
 ensure_os_user

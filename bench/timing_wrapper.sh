@@ -15,7 +15,7 @@
 # Usage: bench/timing_wrapper.sh [N]
 set -euo pipefail
 N=${1:-2000000}
-source "$(dirname "$0")/../test/lib/common.sh"
+source "$(dirname "$0")/../tools/lib/common.sh"
 cd "$PSW_ROOT"
 ensure_os_user
 stage_postgres
@@ -29,6 +29,7 @@ cluster_create "$dir" "$port" >/dev/null
 cluster_start "$dir"
 q() { "$PSW_BINDIR/psql" -X -q -At -h "$dir" -p "$port" -U postgres -d postgres -c "$1"; }
 q "CREATE EXTENSION pg_stat_waits" >/dev/null
+q "CREATE EXTENSION pg_stat_waits_test" >/dev/null   # pg_stat_waits_bench_wrapper
 q "SELECT 1 FROM pg_stat_waits_status WHERE 'fsync' = ANY(interposed)" | grep -q 1 \
   || echo "# warning: fsync is not interposed in this postgres; off/on measure the wrapper called directly" >&2
 

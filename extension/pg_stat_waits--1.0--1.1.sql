@@ -53,3 +53,8 @@ CREATE FUNCTION pg_stat_waits_queries_internal(
 CREATE VIEW pg_stat_waits_queries AS
     SELECT * FROM pg_stat_waits_queries_internal();
 GRANT SELECT ON pg_stat_waits_queries TO PUBLIC;
+
+-- Test-only functions leave the product: fault injection and the wrapper
+-- benchmark are in the test module pg_stat_waits_test.
+DROP FUNCTION pg_stat_waits_inject_sampler_fault();
+DROP FUNCTION pg_stat_waits_bench_wrapper(text, bigint);

@@ -168,21 +168,20 @@ Datum pg_stat_waits_timing_info(PG_FUNCTION_ARGS) {
     });
 }
 
+// For the test module (test/modules/pg_stat_waits_test, via
+// load_external_function): ns per call of the wrapper benchmark in the given
+// mode (timing_bench_wrapper_ns's mode number); the caller checks privileges
+// and arguments.
+PSW_EXPORT double pg_stat_waits_test_bench_wrapper_ns(int mode, int64 n) {
+    psw::require_timing_shmem();
+    return psw::timing_bench_wrapper_ns(mode, n);
+}
+
+// The 1.0 install script names this entry point; 1.1 dropped the function
+// (it moved to the test module), but installing 1.0 to upgrade it must work.
 Datum pg_stat_waits_bench_wrapper(PG_FUNCTION_ARGS) {
-    return psw::sql_entry("pg_stat_waits_bench_wrapper", [&]() -> Datum {
-        psw::require_timing_shmem();
-        char *mode = text_to_cstring(PG_GETARG_TEXT_PP(0));
-        int64 n = PG_GETARG_INT64(1);
-        // Index in this table is the mode number timing_bench_wrapper_ns takes.
-        static const char *const modes[] = {"direct", "off", "on", "clock", "noop_direct", "noop_off", "noop_on"};
-        int m = -1;
-        for (int i = 0; i < static_cast<int>(lengthof(modes)); i++)
-            if (strcmp(mode, modes[i]) == 0) m = i;
-        if (m < 0)
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("mode must be direct, off, on, clock, noop_direct, noop_off or noop_on, not \"%s\"", mode)));
-        if (n < 1 || n > 1000000000)
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("n must be between 1 and 1e9")));
-        PG_RETURN_FLOAT8(psw::timing_bench_wrapper_ns(m, n));
-    });
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("pg_stat_waits_bench_wrapper() is not part of pg_stat_waits 1.1"),
+                    errhint("Run ALTER EXTENSION pg_stat_waits UPDATE; the wrapper benchmark is in the test module pg_stat_waits_test.")));
+    PG_RETURN_NULL();
 }

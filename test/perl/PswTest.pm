@@ -18,26 +18,56 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 
 our @EXPORT =
-  qw(psw_node psw_session backend_pid lock_and_block sql send_sql finish_sql wait_until);
+  qw(psw_node psw_long psw_run_checks psw_session backend_pid lock_and_block sql send_sql finish_sql wait_until);
 
-# psw_node(NAME, CONF...): an initialized, started node that preloads
-# pg_stat_statements and pg_stat_waits, with both extensions created in the
-# database postgres. CONF: postgresql.conf lines, or subs that get the node
-# (to ask its version) and return lines. The caller stops it.
+# psw_node(NAME, conf => [lines], preload => '...', init => {...},
+#          start => 0|1, extensions => 0|1): a new node that preloads
+# pg_stat_statements and pg_stat_waits (pg_stat_waits last: its hooks run
+# first and see every statement id), started unless start => 0, with both
+# extensions created in the database postgres when extensions => 1. conf
+# lines may be subs that get the node (to ask its version) and return lines.
+# The caller stops it.
 sub psw_node
 {
-	my ($name, @conf) = @_;
+	my ($name, %opt) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
+	$node->init(%{ $opt{init} // {} });
+	my $preload = $opt{preload} // 'pg_stat_statements, pg_stat_waits';
 	$node->append_conf('postgresql.conf',
-		join("\n",
-			"shared_preload_libraries = 'pg_stat_statements, pg_stat_waits'",
-			'pg_stat_statements.track = all',
-			map { ref $_ eq 'CODE' ? $_->($node) : $_ } @conf));
+		"shared_preload_libraries = '$preload'\n"
+		  . "pg_stat_statements.track = all\n"
+		  . "max_connections = 100\n"
+		  # PostgreSQL::Test::Cluster turns it off; the crash tests need the
+		  # server's own recovery, as in production.
+		  . "restart_after_crash = on\n"
+		  . join('', map { "$_\n" } map { ref $_ eq 'CODE' ? $_->($node) : $_ } @{ $opt{conf} // [] }));
+	return $node unless $opt{start} // 1;
 	$node->start;
 	$node->safe_psql('postgres',
-		'CREATE EXTENSION pg_stat_waits; CREATE EXTENSION pg_stat_statements');
+		'CREATE EXTENSION pg_stat_waits; CREATE EXTENSION pg_stat_statements')
+	  if $opt{extensions};
 	return $node;
+}
+
+# ./run test --long (CI) sets PSW_LONG=1: the long variants of the tests.
+sub psw_long { return ($ENV{PSW_LONG} // '0') eq '1'; }
+
+# psw_run_checks([command...], MIN): runs a checking script that prints one
+# TAP line per check ("ok - ..." / "not ok - ..."); each becomes an assertion
+# here, and one more asserts that it ran at least MIN checks.
+sub psw_run_checks
+{
+	my ($cmd, $min) = @_;
+	my ($out, $err) = ('', '');
+	IPC::Run::run($cmd, '>', \$out, '2>', \$err);
+	my $n = 0;
+	for my $line (split /\n/, $out)
+	{
+		if ($line =~ /^(ok|not ok) - (.*)$/) { ok($1 eq 'ok', $2); $n++; }
+		else { note($line); }
+	}
+	cmp_ok($n, '>=', $min, "@$cmd ran its checks ($n)") or diag($err);
+	return $n;
 }
 
 # psw_session(NODE, SQL...): a psql session (one backend for its whole life)

@@ -1,6 +1,6 @@
--- Exact timing objects: columns and types (DESIGN.md §2), privileges, errors.
+-- Exact timing objects: columns and types, privileges, errors.
 BEGIN;
-SELECT plan(24);
+SELECT plan(27);
 
 SELECT has_view('pg_stat_waits');
 SELECT columns_are('pg_stat_waits', ARRAY['wait_event_type', 'wait_event', 'calls', 'total_time', 'mean_time', 'max_time', 'backend_type']);
@@ -28,8 +28,15 @@ SELECT throws_ok($$SELECT * FROM pg_stat_waits_histogram('IO', 'NoSuchEvent')$$,
 SELECT is((SELECT count(*) FROM pg_stat_waits_histogram(NULL, 'x')), 0::bigint, 'NULL name: empty (strict)');
 
 SELECT ok(has_table_privilege('public', 'pg_stat_waits', 'SELECT'), 'pg_stat_waits readable by everyone');
+-- Test-only functions are not in the product; the test module's are
+-- superuser only.
+SELECT hasnt_function('pg_stat_waits_bench_wrapper', ARRAY['text', 'bigint'], 'the product has no wrapper benchmark');
+SELECT hasnt_function('pg_stat_waits_inject_sampler_fault', ARRAY[]::text[], 'the product has no fault injector');
+CREATE EXTENSION pg_stat_waits_test;
 SELECT ok(NOT has_function_privilege('public', 'pg_stat_waits_bench_wrapper(text, bigint)', 'EXECUTE'),
-          'benchmark function revoked from PUBLIC');
+          'test module: benchmark function revoked from PUBLIC');
+SELECT ok(NOT has_function_privilege('public', 'pg_stat_waits_inject_sampler_fault()', 'EXECUTE'),
+          'test module: fault injector revoked from PUBLIC');
 SELECT throws_ok($$SET pg_stat_waits.timing = nonsense$$, '22023', NULL, 'bad timing value refused');
 
 SELECT * FROM finish();

@@ -9,7 +9,7 @@ use lib "$FindBin::RealBin/../perl";
 use PswTest;
 use Test::More;
 
-my $node = psw_node('activity');
+my $node = psw_node('activity', extensions => 1);
 my $admin = psw_session($node);
 sql($admin, 'CREATE TABLE act_rows (id int PRIMARY KEY, v int)');
 sql($admin, 'INSERT INTO act_rows VALUES (1, 0)');

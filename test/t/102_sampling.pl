@@ -15,7 +15,7 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 
 # 200 idle connections (pgbench) besides the test's own sessions.
-my $node = psw_node('sampling', 'max_connections = 300');
+my $node = psw_node('sampling', conf => ['max_connections = 300'], extensions => 1);
 my $admin = psw_session($node);
 
 my $period_ms = sql($admin, 'SELECT sample_period_ms FROM pg_stat_waits_status');

@@ -14,7 +14,7 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 
 # fsync on: commits must really wait for the WAL flush.
-my $node = psw_node('timing', 'fsync = on');
+my $node = psw_node('timing', conf => ['fsync = on'], extensions => 1);
 my $admin = psw_session($node);
 
 # (calls, total ms) of pg_stat_waits rows matching WHERE.

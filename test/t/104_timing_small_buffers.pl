@@ -14,12 +14,15 @@ use Test::More;
 # workers (io_method, 18).
 my $node = psw_node(
 	'small_buffers',
-	'shared_buffers = 16MB',
-	sub {
-		my $v = shift->pg_version;
-		return ($v >= 17 ? 'io_combine_limit = 1' : (),
-			$v >= 18 ? "io_method = 'sync'" : ());
-	});
+	conf => [
+		'shared_buffers = 16MB',
+		sub {
+			my $v = shift->pg_version;
+			return ($v >= 17 ? 'io_combine_limit = 1' : (),
+				$v >= 18 ? "io_method = 'sync'" : ());
+		}
+	],
+	extensions => 1);
 my $admin = psw_session($node);
 
 is( sql($admin,

@@ -10,7 +10,7 @@ use PswChurn;
 use PswTest;
 use Test::More;
 
-my $node = psw_node('churn', 'max_connections = 300');
+my $node = psw_node('churn', conf => ['max_connections = 300'], extensions => 1);
 subtest 'slots follow connections opening and closing' => sub {
 	churn($node, 30, 10, 3);
 };

@@ -14,9 +14,12 @@ use Test::More;
 plan skip_all => '1000-connection churn runs only with PSW_LONG=1'
   unless $ENV{PSW_LONG};
 
-my $node = psw_node('churn_long', 'max_connections = 1100',
-	'pg_stat_waits.timing = on', 'shared_buffers = 256MB', 'log_statement = none',
-	'log_connections = off', 'log_disconnections = off');
+my $node = psw_node('churn_long',
+	conf => [
+		'max_connections = 1100', 'pg_stat_waits.timing = on', 'shared_buffers = 256MB',
+		'log_statement = none', 'log_connections = off', 'log_disconnections = off'
+	],
+	extensions => 1);
 subtest 'slots follow connections opening and closing' => sub {
 	churn($node, 960, 40, 60);
 };

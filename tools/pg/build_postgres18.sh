@@ -3,26 +3,40 @@
 # outside the checkout and prints the path of its pg_config.
 #   tools/pg/build_postgres18.sh [SRC_DIR]
 # SRC_DIR holds postgresql-18_*.orig.tar.bz2 and its .dsc (default:
-# ../shared/pg-src next to the checkout). The tarball's sha256 is checked
+# $PSW_PG_SRC, else ../shared/pg-src next to the checkout or, in a linked
+# git worktree, next to its main checkout). The tarball's sha256 is checked
 # against the .dsc before anything is unpacked. The cache key is that sha256,
 # so a new tarball builds a new prefix and an interrupted build is redone.
 # Cache root: $PSW_PG_CACHE (default /var/cache/pg_stat_waits).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-src_dir=${1:-$root/../shared/pg-src}
+src_dir=${1:-${PSW_PG_SRC:-$root/../shared/pg-src}}
+# A linked git worktree looks next to its main checkout too.
+if [ ! -d "$src_dir" ] && common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
+  [ -d "$(dirname "$common")/../shared/pg-src" ] && src_dir=$(dirname "$common")/../shared/pg-src
+fi
 cache=${PSW_PG_CACHE:-/var/cache/pg_stat_waits}
 
-tarball=$(ls "$src_dir"/postgresql-18_*.orig.tar.bz2 2>/dev/null | head -1)
-dsc=$(ls "$src_dir"/postgresql-18_*.dsc 2>/dev/null | head -1)
-[ -n "$tarball" ] && [ -n "$dsc" ] || { echo "no PostgreSQL 18 source in $src_dir" >&2; exit 1; }
+tarball=$(find "$src_dir" -maxdepth 1 -name 'postgresql-18_*.orig.tar.bz2' 2>/dev/null | sort | head -1)
+dsc=$(find "$src_dir" -maxdepth 1 -name 'postgresql-18_*.dsc' 2>/dev/null | sort | head -1)
+if [ -z "$tarball" ] || [ -z "$dsc" ]; then echo "no PostgreSQL 18 source in $src_dir" >&2; exit 1; fi
 want=$(awk -v f="$(basename "$tarball")" '/^Checksums-Sha256:/ {s=1; next} /^[^ ]/ {s=0} s && $3 == f {print $1}' "$dsc")
 have=$(sha256sum "$tarball" | cut -d' ' -f1)
-[ -n "$want" ] && [ "$want" = "$have" ] || { echo "sha256 of $tarball is $have, the .dsc says '$want'" >&2; exit 1; }
+if [ -z "$want" ] || [ "$want" != "$have" ]; then echo "sha256 of $tarball is $have, the .dsc says '$want'" >&2; exit 1; fi
 
 version=$(basename "$tarball" | sed 's/^postgresql-18_\(.*\)\.orig\.tar\.bz2$/\1/')
 key=pg-$version-${have:0:12}
 prefix=$cache/$key/install
 build=$cache/$key/src
+if [ -f "$cache/$key/.done" ]; then echo "$prefix/bin/pg_config"; exit 0; fi
+
+# One build at a time: a second caller waits for the first and reuses it.
+mkdir -p "$cache"
+exec 9>"$cache/$key.lock"
+if ! flock -n 9; then
+  echo "waiting for another build of PostgreSQL $version to finish" >&2
+  flock 9
+fi
 if [ -f "$cache/$key/.done" ]; then echo "$prefix/bin/pg_config"; exit 0; fi
 
 echo "building PostgreSQL $version into $prefix (once; cached)" >&2

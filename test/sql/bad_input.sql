@@ -11,7 +11,7 @@ SELECT * FROM pg_stat_waits_top('0');
 SELECT * FROM pg_stat_waits_top('5 min', 0);
 SELECT * FROM pg_stat_waits_top('5 min', -1);
 SELECT count(*) >= 0 AS answers FROM pg_stat_waits_top('100 years', 2147483647);
-SELECT * FROM pg_stat_waits_top('infinity');
+SELECT count(*) >= 0 AS answers FROM pg_stat_waits_top('infinity');
 
 -- pg_stat_waits_timeline(since, bucket)
 SELECT count(*) FROM pg_stat_waits_timeline(NULL);
@@ -42,7 +42,9 @@ SELECT pg_stat_waits_bar(0.5, 100000);
 SELECT pg_stat_waits_bar('NaN');
 SELECT length(pg_stat_waits_bar(0.5, 10)) AS ten_cells;
 
--- pg_stat_waits_bench_wrapper(mode, n)
+-- pg_stat_waits_bench_wrapper(mode, n), from the test module
+CREATE EXTENSION pg_stat_waits_test;
 SELECT pg_stat_waits_bench_wrapper('bogus', 10);
 SELECT pg_stat_waits_bench_wrapper('off', -1);
 SELECT pg_stat_waits_bench_wrapper(NULL, 10) IS NULL AS strict_null;
+DROP EXTENSION pg_stat_waits_test;

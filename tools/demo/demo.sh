@@ -45,7 +45,7 @@ run_demo() {
   demo_psql -c "SELECT pid, backend_type, wait_event_type, wait_event
                   FROM pg_stat_waits_activity WHERE backend_type <> 'client backend' ORDER BY backend_type"
   local extra
-  for extra in "$PSW_ROOT"/test/lib/demo_*.sh; do
+  for extra in "$PSW_ROOT"/tools/demo/demo_*.sh; do
     [ -f "$extra" ] || continue
     # shellcheck disable=SC1090
     source "$extra"

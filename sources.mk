@@ -1,0 +1,21 @@
+# Source lists shared by the PGXS Makefile and CMakeLists.txt (CMake reads the
+# "NAME = words" lines of this file; keep each list on one logical line, with
+# backslash continuations only). Entries are paths or globs relative to the
+# repository root; a glob that matches nothing is empty.
+
+# The PostgreSQL-free core (also linked into the unit tests).
+PSW_CORE_SOURCES = src/core/*.cpp
+
+# The extension's PostgreSQL side.
+PSW_PG_SOURCES = src/pg/*.cpp src/pg/*/*.cpp
+
+# pg_stat_waits_report: the PostgreSQL-free rendering (unit-tested) ...
+PSW_REPORT_CORE_SOURCES = tools/report/cli.cpp tools/report/duration.cpp tools/report/svg_chart.cpp \
+  tools/report/report_html.cpp tools/report/top_screen.cpp tools/report/prom_metrics.cpp
+# ... and the libpqxx program around it (with the Prometheus endpoint).
+PSW_REPORT_MAIN_SOURCES = tools/report/main.cpp tools/report/pg_data.cpp tools/report/terminal.cpp \
+  tools/report/exporter.cpp
+
+# Warning flags of every C++ translation unit, written once. -Werror is added
+# only on request (make PSW_WERROR=1, cmake -DPSW_WERROR=ON; ./run sets it).
+PSW_WARNINGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers

@@ -1,0 +1,23 @@
+-- pg_stat_waits_test 1.0: test-only functions; superuser only.
+\echo Use "CREATE EXTENSION pg_stat_waits_test" to load this file. \quit
+
+-- Fault testing: the sampler raises an ERROR at its next tick and is
+-- restarted by the postmaster. Returns the pid of the sampler asked to fail
+-- (NULL when none runs).
+CREATE FUNCTION pg_stat_waits_inject_sampler_fault() RETURNS int
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_inject_sampler_fault';
+REVOKE ALL ON FUNCTION pg_stat_waits_inject_sampler_fault() FROM PUBLIC;
+
+-- Benchmark of the wrapper: ns per fsync(-1) call, mode 'direct' (libc, not
+-- interposed), 'off' (through the wrapper, timing off), 'on' (timed), or
+-- 'clock' (ns of the two clock readings alone, per iteration); noop_direct,
+-- noop_off, noop_on: the same with a no-op function in place of fsync, which
+-- isolates the wrapper's own cost from the syscall's. With 'on' it adds
+-- Unreported/fsync calls to pg_stat_waits' counters.
+CREATE FUNCTION pg_stat_waits_bench_wrapper(mode text, n bigint) RETURNS float8
+    LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_bench_wrapper';
+REVOKE ALL ON FUNCTION pg_stat_waits_bench_wrapper(text, bigint) FROM PUBLIC;

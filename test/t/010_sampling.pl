@@ -1,0 +1,226 @@
+# Sampling acceptance that needs whole-server operations: pgbench TPC-B
+# attribution, the profile overflowing profile_max, clean restart, a hot
+# standby from pg_basebackup, crash, reset; and (--long) a 1,000,000-sample
+# history read by 16 concurrent readers while sampling.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+use PswTest;
+
+# --- pgbench TPC-B: at least 99% of client backends' samples carry a
+# queryid, and the commit's WALSync samples are attributed to END.
+my $node = psw_node('pgbench', conf => ['max_connections = 50']);
+$node->safe_psql('postgres', 'CREATE DATABASE psw_pgb');
+$node->safe_psql('psw_pgb', 'CREATE EXTENSION pg_stat_waits; CREATE EXTENSION pg_stat_statements;');
+$node->command_ok([ 'pgbench', '-q', '-i', '-s', '1', '-h', $node->host, '-p', $node->port, 'psw_pgb' ],
+	'pgbench -i');
+my $dbcond = "datid = (SELECT oid FROM pg_database WHERE datname = 'psw_pgb')";
+for my $mode (qw(simple prepared))
+{
+	my $since = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
+	$node->command_ok(
+		[ 'pgbench', '-n', '-M', $mode, '-c', '4', '-j', '2', '-T', '3', '-h', $node->host, '-p', $node->port, 'psw_pgb' ],
+		"pgbench -M $mode runs");
+	my $pct = $node->safe_psql('psw_pgb',
+		"SELECT floor(10000 * count(queryid) / greatest(count(*), 1)) FROM pg_stat_waits_history
+		  WHERE $dbcond AND backend_type = 'client backend' AND sample_time > '$since'");
+	cmp_ok($pct, '>=', 9900, "pgbench -M $mode: samples with a queryid (basis points)");
+	my $wal = $node->safe_psql('psw_pgb',
+		"SELECT count(*) FROM pg_stat_waits_history WHERE sample_time > '$since' AND $dbcond AND wait_event = 'WALSync'");
+	my $bad = $node->safe_psql('psw_pgb',
+		"SELECT count(*) FROM pg_stat_waits_history h WHERE sample_time > '$since' AND $dbcond AND wait_event = 'WALSync'
+		    AND NOT EXISTS (SELECT 1 FROM pg_stat_statements s WHERE s.queryid = h.queryid AND s.query = 'END')");
+  SKIP:
+	{
+		# A 3 s run on a fast disk may catch no commit in WALSync.
+		skip "pgbench -M $mode: no WALSync sample in 3 s, END attribution not checked", 1 if $wal == 0;
+		is($bad, 0, "pgbench -M $mode: WALSync samples attributed to END (of $wal)");
+	}
+}
+$node->stop;
+
+# --- profile_max overflow, clean restart, standby, crash, reset.
+$node = psw_node('own', init => { allows_streaming => 1 },
+	conf => [ 'pg_stat_waits.profile_max = 100', 'max_connections = 50' ]);
+$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_waits');
+# 120 distinct statements (different column counts = different queryids).
+my ($cols, $sql) = ('1', '');
+for my $i (1 .. 120) { $cols .= ',1'; $sql .= "SELECT pg_sleep(0.01), $cols;\n"; }
+$node->safe_psql('postgres', $sql);
+$node->safe_psql('postgres', 'ALTER SYSTEM SET pg_stat_waits.sample_period = 0; SELECT pg_reload_conf();');
+usleep(500_000);
+my $kept = $node->safe_psql('postgres', 'SELECT sum(samples) FROM pg_stat_waits_profile');
+my $dropped = $node->safe_psql('postgres', 'SELECT profile_dropped FROM pg_stat_waits_status');
+my $evicted = $node->safe_psql('postgres', 'SELECT profile_evicted FROM pg_stat_waits_status');
+my $entries = $node->safe_psql('postgres', 'SELECT profile_entries FROM pg_stat_waits_status');
+my $hist = $node->safe_psql('postgres', 'SELECT count(*) FROM pg_stat_waits_history');
+# The profile evicts its least used keys near profile_max (90 %): 120
+# statements leave at most 100 keys, and the evicted ones are counted.
+cmp_ok($entries, '<=', 100, 'profile_max = 100 holds at most 100 keys');
+cmp_ok($evicted, '>', 0, 'profile_evicted > 0 when overflowing');
+cmp_ok($kept + $dropped, '<=', $hist,
+	'profile samples + profile_dropped <= samples recorded (evicted keys\' samples are gone)');
+
+# Exact timing's tables too: some timed waits before the restart.
+$node->safe_psql('postgres', 'SET pg_stat_waits.timing = on; SELECT pg_sleep(0.05); SELECT pg_sleep(0.05);');
+my $timed = $node->safe_psql('postgres', 'SELECT coalesce(sum(calls), 0) FROM pg_stat_waits');
+cmp_ok($timed, '>=', 2, 'timing counted the sleeps before the restart');
+
+# Clean restart keeps everything (the sampler stays idle: period 0 is in auto.conf).
+$node->restart;
+is($node->safe_psql('postgres', 'SELECT coalesce(sum(calls), 0) FROM pg_stat_waits'), $timed,
+	'clean restart keeps exact timing');
+is($node->safe_psql('postgres', 'SELECT sum(samples) FROM pg_stat_waits_profile'), $kept,
+	'clean restart keeps profile samples');
+is($node->safe_psql('postgres', 'SELECT profile_dropped FROM pg_stat_waits_status'), $dropped,
+	'clean restart keeps profile_dropped');
+is($node->safe_psql('postgres', 'SELECT profile_evicted FROM pg_stat_waits_status'), $evicted,
+	'clean restart keeps profile_evicted');
+ok(!-e $node->data_dir . '/pg_stat/pg_stat_waits.stat', 'stat file removed once loaded');
+
+# A hot standby made with pg_basebackup samples its own waits.
+$node->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($node, 'base', has_streaming => 1);
+$standby->append_conf('postgresql.auto.conf', "pg_stat_waits.sample_period = 10\n");
+$standby->start;
+is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'standby is in recovery');
+my $spid = $standby->safe_psql('postgres', 'SELECT pg_backend_pid() FROM (SELECT pg_sleep(0.5)) s');
+usleep(100_000);
+cmp_ok(
+	$standby->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_waits_history WHERE pid = $spid AND wait_event = 'PgSleep'"),
+	'>=', 40, 'standby samples its own PgSleep (about 50)');
+$standby->stop;
+
+# A crash discards the statistics.
+my $bg = $node->background_psql('postgres', on_error_stop => 0);
+$bg->query_until(qr/sleeping/, "\\echo sleeping\nSELECT pg_sleep(30);\n");
+my $victim;
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(30)%' AND wait_event = 'PgSleep'");
+$victim = $node->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(30)%' AND pid <> pg_backend_pid()");
+kill 'KILL', $victim;
+eval { $bg->quit; };
+$node->poll_query_until('postgres', 'SELECT 1', '1');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_stat_waits_profile'), 0, 'crash discards the profile');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_stat_waits'), 0, 'crash discards exact timing');
+
+# Reset clears sampled and exact statistics alike.
+$node->safe_psql('postgres', 'SET pg_stat_waits.timing = on; SELECT pg_sleep(0.05);');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET pg_stat_waits.sample_period; SELECT pg_reload_conf();');
+$node->safe_psql('postgres', 'SELECT pg_sleep(0.3)');
+cmp_ok(
+	$node->safe_psql('postgres',
+		'SELECT (SELECT count(*) FROM pg_stat_waits) * (SELECT count(*) FROM pg_stat_waits_profile)'),
+	'>', 0, 'timing and profile have data before reset');
+$node->safe_psql('postgres', 'ALTER SYSTEM SET pg_stat_waits.sample_period = 0; SELECT pg_reload_conf();');
+usleep(200_000);
+$node->safe_psql('postgres', 'SELECT pg_stat_waits_reset()');
+is( $node->safe_psql('postgres',
+		'SELECT (SELECT count(*) FROM pg_stat_waits) + (SELECT count(*) FROM pg_stat_waits_profile)
+		      + (SELECT count(*) FROM pg_stat_waits_queries)'),
+	0, 'reset clears exact timing and the profile');
+$node->stop;
+
+# --- --long: a full 1,000,000-sample history read by 16 concurrent readers
+# while sampling leaves no gap over two periods in the sampler's schedule.
+if (psw_long())
+{
+	big_history();
+}
+
+done_testing();
+
+sub big_history
+{
+	my $big = psw_node('big', conf => [ 'pg_stat_waits.history_size = 1000000', 'max_connections = 300' ]);
+	$big->safe_psql('postgres', 'CREATE EXTENSION pg_stat_waits');
+	my $script = $big->basedir . '/sleep.sql';
+	PostgreSQL::Test::Utils::append_to_file($script, "SELECT pg_sleep(120);\n");
+	my $bench = IPC::Run::start(
+		[ 'pgbench', '-n', '-c', '220', '-j', '4', '-T', '200', '-f', $script, '-h', $big->host, '-p', $big->port, 'postgres' ],
+		'>', '/dev/null', '2>', '/dev/null');
+	my ($used, $tries) = (0, 0);
+	while ($used < 1000000 && $tries++ < 150)
+	{
+		sleep 1;
+		$used = $big->safe_psql('postgres', 'SELECT history_used FROM pg_stat_waits_status');
+	}
+	cmp_ok($used, '>=', 1000000, 'history filled to 1,000,000');
+	# The gap is wall-clock: on a shared VM the host can stop the sampler's
+	# vCPU, or 16 CPU-bound readers on 2 cores can keep it off a CPU, for
+	# more than a period without anything in pg_stat_waits making it wait.
+	# So the read is repeated up to five times and passes when one round has
+	# no gap over two periods; every round prints its largest gap with the
+	# sampler's run-queue wait and the host's steal time.
+	my ($best_gap, $min_readers, $lwlock_total, $min_kept, $round) = (999999, 16, 0, 100, 0);
+	my $spid = $big->safe_psql('postgres', 'SELECT sampler_pid FROM pg_stat_waits_status');
+	for $round (1 .. 5)
+	{
+		my $rq0 = schedstat($spid);
+		my $st0 = steal();
+		# The tick count and its clock come from one query.
+		my ($t0, $since) = split /\|/,
+		  $big->safe_psql('postgres', 'SELECT samples_taken, clock_timestamp() FROM pg_stat_waits_status');
+		my @readers;
+		for my $r (1 .. 16)
+		{
+			my $out = '';
+			push @readers, [ IPC::Run::start(
+				[ 'psql', '-X', '-A', '-t', '-q', '-h', $big->host, '-p', $big->port, '-d', 'postgres',
+				  '-c', 'SELECT count(*) FROM pg_stat_waits_history' ], '>', \$out, '2>&1'), \$out ];
+		}
+		my $okreaders = 0;
+		for my $rd (@readers)
+		{
+			$rd->[0]->finish;
+			my $n = ${ $rd->[1] };
+			chomp $n;
+			$okreaders++ if $n =~ /^\d+$/ && $n >= 900000;
+		}
+		my ($t1, $until) = split /\|/,
+		  $big->safe_psql('postgres', 'SELECT samples_taken, clock_timestamp() FROM pg_stat_waits_status');
+		my $kept = $big->safe_psql('postgres',
+			"SELECT floor(100 * ($t1 - $t0) / (extract(epoch FROM '$until'::timestamptz - '$since') * 1000 / 10))");
+		$min_kept = $kept if $kept < $min_kept;
+		$min_readers = $okreaders if $okreaders < $min_readers;
+		my $gap = $big->safe_psql('postgres',
+			"SELECT coalesce(ceil(max(g)), 0) FROM (SELECT extract(epoch FROM t - lag(t) OVER (ORDER BY t)) * 1000 AS g
+			   FROM (SELECT DISTINCT sample_time t FROM pg_stat_waits_history
+			          WHERE sample_time BETWEEN '$since' AND '$until') d) x");
+		$lwlock_total += $big->safe_psql('postgres',
+			"SELECT count(*) FROM pg_stat_waits_history WHERE sample_time BETWEEN '$since' AND '$until'
+			    AND wait_event_type = 'LWLock' AND wait_event = 'pg_stat_waits'");
+		note(sprintf('round %d: %d/16 readers read the full history; %d%% of ticks taken; largest gap %d ms; '
+			  . 'sampler run-queue wait %d ms; host steal %d ms',
+			$round, $okreaders, $kept, $gap, (schedstat($spid) - $rq0) / 1e6, (steal() - $st0) * 10));
+		$best_gap = $gap if $gap < $best_gap;
+		last if $best_gap <= 20;
+	}
+	is($min_readers, 16, '16 concurrent readers each read the full history (every round)');
+	cmp_ok($min_kept, '>=', 95, 'ticks taken while 16 readers read, % of the schedule (worst round)');
+	cmp_ok($best_gap, '<=', 20, 'largest gap between ticks while 16 readers read (ms, best of the rounds)');
+	is($lwlock_total, 0, "readers never waited on pg_stat_waits' lock");
+	$bench->kill_kill;
+	$big->stop('immediate');
+}
+
+sub schedstat
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/schedstat") or return 0;
+	my @f = split ' ', scalar <$fh>;
+	return $f[1] // 0;
+}
+
+sub steal
+{
+	open(my $fh, '<', '/proc/stat') or return 0;
+	while (<$fh>) { return (split ' ')[8] if /^cpu /; }
+	return 0;
+}

@@ -1,0 +1,209 @@
+# Shared shell helpers for ./run, the demo and the benchmarks: which
+# PostgreSQL, packages, the staged installation, the build, and throwaway
+# clusters for the demo and the benchmarks (the tests start their servers
+# through pg_regress and PostgreSQL::Test::Cluster). Source it; don't run it.
+# shellcheck shell=bash
+
+PSW_ROOT=${PSW_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+PSW_BUILD=${PSW_BUILD:-$PSW_ROOT/build}
+PSW_OS_USER=${PSW_OS_USER:-pgsw}
+PSW_PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+PG_CONFIG=${PG_CONFIG:-$PSW_PG15_CONFIG}
+
+# Packages for every server version; pgTAP and pg_wait_sampling are packaged
+# for Debian's 15 only (pgTAP is SQL only: its files are staged into other
+# versions too; pg_wait_sampling, a C library, runs on 15 only).
+PSW_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib clang-14 llvm-14 libpqxx-dev
+  postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl libgtest-dev cmake g++ make valgrind
+  postgresql-15-pg-wait-sampling pkg-config gnuplot-nox procps chromium tmux python3 python3-yaml jq
+  libipc-run-perl rsync prometheus-cpp-dev prometheus)
+# What building PostgreSQL 18 from source needs (tools/pg/build_postgres18.sh).
+PSW_PACKAGES_PG18=(bzip2 gcc make libicu-dev liburing-dev zlib1g-dev pkg-config)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# psw_select_pg [--pg N] [args...]: sets PG_CONFIG from --pg 15|18 or the
+# environment (PG_CONFIG=...; default: Debian's 15); the remaining arguments
+# are left in PSW_ARGS. 18 is built once from the pinned source into a cache.
+psw_select_pg() {
+  PSW_ARGS=()
+  local want=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --pg) want=${2:?--pg needs a version}; shift 2 ;;
+      --pg=*) want=${1#--pg=}; shift ;;
+      *) PSW_ARGS+=("$1"); shift ;;
+    esac
+  done
+  case "$want" in
+    "") ;;
+    15) PG_CONFIG=$PSW_PG15_CONFIG ;;
+    18) ensure_packages "${PSW_PACKAGES_PG18[@]}"
+        PG_CONFIG=$("$PSW_ROOT/tools/pg/build_postgres18.sh") || die "PostgreSQL 18 could not be built" ;;
+    *) die "--pg takes 15 or 18 (or set PG_CONFIG=/path/to/pg_config for another installation)" ;;
+  esac
+  [ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG"
+  PSW_PG_MAJOR=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+  PSW_STAGE=$PSW_BUILD/stage-$PSW_PG_MAJOR
+  export PG_CONFIG PSW_PG_MAJOR PSW_STAGE
+  log "PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2) ($PG_CONFIG)"
+}
+
+# Installs what is missing from Debian's archive (root only).
+ensure_packages() {
+  local missing=() p
+  for p in "${PSW_PACKAGES[@]}" "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  [ "$(id -u)" -eq 0 ] || die "missing packages (run as root or install them): ${missing[*]}"
+  log "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  local try
+  for try in 1 2 3 4 5 6 7 8 9 10; do   # another apt may hold the lock
+    apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null && break
+    [ "$try" -eq 10 ] && die "apt-get install ${missing[*]} failed"
+    sleep 30
+  done
+  # Debian starts a default cluster on install; the project never uses it.
+  pg_ctlcluster 15 main stop 2>/dev/null || true
+}
+
+# An unprivileged OS user to own test clusters (PostgreSQL refuses root).
+ensure_os_user() {
+  if [ "$(id -u)" -ne 0 ]; then PSW_OS_USER=$(id -un); return 0; fi
+  id "$PSW_OS_USER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/bash "$PSW_OS_USER"
+}
+
+as_os_user() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u "$PSW_OS_USER" -- "$@"; else "$@"; fi
+}
+
+# A private copy of the PostgreSQL installation with pg_stat_waits installed
+# into it (like PostgreSQL's own temp-install): no writes to system
+# directories, and several checkouts can test side by side. The copy is
+# relocatable: its pg_config reports the staged paths, so PGXS test targets
+# run with PG_CONFIG=$PSW_STAGED_PG_CONFIG find the staged extension.
+stage_postgres() {
+  local bindir libdir sharedir d
+  PSW_PG_MAJOR=${PSW_PG_MAJOR:-$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')}
+  PSW_STAGE=${PSW_STAGE:-$PSW_BUILD/stage-$PSW_PG_MAJOR}
+  bindir=$("$PG_CONFIG" --bindir); libdir=$("$PG_CONFIG" --pkglibdir); sharedir=$("$PG_CONFIG" --sharedir)
+  # The cluster user must reach the staged binaries: a checkout under a
+  # private directory (e.g. /root) gets its stage under /var/tmp instead.
+  mkdir -p "$PSW_STAGE"
+  if [ "$(id -u)" -eq 0 ] && ! runuser -u "$PSW_OS_USER" -- test -x "$PSW_STAGE" 2>/dev/null; then
+    PSW_STAGE=/var/tmp/pg_stat_waits-stage-$PSW_PG_MAJOR-$(printf '%s' "$PSW_ROOT" | md5sum | cut -c1-12)
+    mkdir -p "$PSW_STAGE"
+    log "checkout not readable by $PSW_OS_USER: staging PostgreSQL in $PSW_STAGE"
+  fi
+  chmod 755 "$PSW_STAGE"
+  for d in "$bindir" "$libdir" "$sharedir"; do
+    mkdir -p "$PSW_STAGE$d"
+    cp -a -u "$d/." "$PSW_STAGE$d/" || return 1
+  done
+  # pgTAP is SQL only; Debian packages it for 15: stage its files elsewhere.
+  if [ ! -e "$PSW_STAGE$sharedir/extension/pgtap.control" ] && [ -e /usr/share/postgresql/15/extension/pgtap.control ]; then
+    cp /usr/share/postgresql/15/extension/pgtap* "$PSW_STAGE$sharedir/extension/"
+  fi
+  PSW_BINDIR=$PSW_STAGE$bindir
+  PSW_STAGED_PG_CONFIG=$PSW_BINDIR/pg_config
+  export PSW_BINDIR PSW_STAGE PSW_STAGED_PG_CONFIG
+  chmod -R a+rX "$PSW_STAGE"
+  chmod a+rX "$PSW_BUILD" 2>/dev/null || true
+}
+
+# Builds with the given server's PGXS (warnings are errors here, not in
+# release builds) and installs into the stage: the extension, the report
+# tool and the test module. Objects of another server version are cleaned.
+build_extension() {
+  local mk=(make -s PG_CONFIG="$PG_CONFIG" PSW_WERROR=1) stamp=$PSW_BUILD/.pg_config
+  mkdir -p "$PSW_BUILD"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$PG_CONFIG" ]; then
+    "${mk[@]}" -C "$PSW_ROOT" clean >/dev/null 2>&1 || true
+    "${mk[@]}" -C "$PSW_ROOT/test/modules/pg_stat_waits_test" clean >/dev/null 2>&1 || true
+    echo "$PG_CONFIG" >"$stamp"
+  fi
+  log "building pg_stat_waits (PGXS, $PG_CONFIG)"
+  "${mk[@]}" -C "$PSW_ROOT" -j2 >/dev/null || return 1
+  "${mk[@]}" -C "$PSW_ROOT" install DESTDIR="$PSW_STAGE" >/dev/null || return 1
+  log "building the test module (test/modules/pg_stat_waits_test)"
+  "${mk[@]}" -C "$PSW_ROOT/test/modules/pg_stat_waits_test" >/dev/null || return 1
+  "${mk[@]}" -C "$PSW_ROOT/test/modules/pg_stat_waits_test" install DESTDIR="$PSW_STAGE" >/dev/null || return 1
+  chmod -R a+rX "$PSW_STAGE"
+}
+
+# The core's unit tests and the report tool (CMake); arguments go to cmake.
+# shellcheck disable=SC2120
+build_cmake() {
+  log "building unit tests and the report tool (CMake)"
+  cmake -S "$PSW_ROOT" -B "$PSW_BUILD/cmake" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPSW_WERROR=ON "$@" >/dev/null || return 1
+  cmake --build "$PSW_BUILD/cmake" -j2 >/dev/null || return 1
+}
+
+# Picks a free TCP port from $1 upwards.
+free_port() {
+  local p=${1:-54329}
+  while (exec 3<>/dev/tcp/127.0.0.1/"$p") 2>/dev/null; do p=$((p + 1)); done
+  echo "$p"
+}
+
+# --- Throwaway clusters for the demo and the benchmarks -----------------
+
+# cluster_create DIR PORT [postgresql.conf lines...]: initdb + config.
+cluster_create() {
+  local dir=$1 port=$2; shift 2
+  mkdir -p "$dir"
+  [ "$(id -u)" -eq 0 ] && chown "$PSW_OS_USER" "$dir"
+  as_os_user "$PSW_BINDIR/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync -E UTF8 --locale=C >/dev/null
+  {
+    echo "port = $port"
+    echo "listen_addresses = '127.0.0.1'"
+    echo "unix_socket_directories = '$dir'"
+    echo "shared_preload_libraries = 'pg_stat_waits'"
+    echo "max_connections = 200"
+    echo "fsync = on"
+    echo "logging_collector = off"
+    printf '%s\n' "$@"
+  } | as_os_user tee -a "$dir/data/postgresql.conf" >/dev/null
+}
+
+cluster_start() {
+  local dir=$1
+  as_os_user "$PSW_BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
+    || { tail -20 "$dir/server.log" >&2; return 1; }
+}
+
+cluster_stop() {
+  local dir=$1
+  [ -f "$dir/data/postmaster.pid" ] || return 0
+  as_os_user "$PSW_BINDIR/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null 2>&1 \
+    || as_os_user "$PSW_BINDIR/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+}
+
+cluster_restart() {
+  local dir=$1
+  as_os_user "$PSW_BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m fast -w -t 60 restart >/dev/null
+}
+
+PSW_CLUSTERS=()
+psw_cleanup_clusters() {
+  local d
+  for d in "${PSW_CLUSTERS[@]}"; do cluster_stop "$d"; rm -rf "$d"; done
+}
+
+# new_cluster VAR [conf lines]: creates and starts a throwaway cluster and
+# points PGHOST/PGPORT/PGUSER at it (stopped by psw_cleanup_clusters).
+new_cluster() {
+  local var=$1; shift
+  local _nc_dir _nc_port
+  _nc_dir=$(mktemp -d /tmp/pgsw.XXXXXX)
+  chmod 755 "$_nc_dir"
+  _nc_port=$(free_port "${PSW_PORT:-54329}")
+  PSW_CLUSTERS+=("$_nc_dir")
+  cluster_create "$_nc_dir" "$_nc_port" "$@"
+  cluster_start "$_nc_dir"
+  printf -v "$var" "%s" "$_nc_dir"
+  export PGHOST=$_nc_dir PGPORT=$_nc_port PGUSER=postgres
+}

@@ -1,0 +1,155 @@
+# ./run test: every test, each step counted, one closing line
+# "N passed, N failed". Sourced by ./run after setup. No errexit here: a
+# failing step is counted and the run goes on to its summary.
+# shellcheck shell=bash
+
+PSW_PASSED=0
+PSW_FAILED=0
+PSW_STEP_LINES=()
+
+record() {  # record STEP PASSED FAILED
+  PSW_PASSED=$((PSW_PASSED + $2)); PSW_FAILED=$((PSW_FAILED + $3))
+  PSW_STEP_LINES+=("$(printf '%-22s %4d passed, %d failed' "$1:" "$2" "$3")")
+  log "$1: $2 passed, $3 failed"
+}
+
+# GoogleTest unit tests of the core and the report tool (one count per case).
+step_unit() {
+  local out p f
+  out=$(cd "$PSW_BUILD/cmake" && ctest -L unit --output-on-failure 2>&1)
+  echo "$out" | tail -5
+  p=$(echo "$out" | sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2 \1/p' | awk '{print $1-$2}')
+  f=$(echo "$out" | sed -n 's/.*tests passed, \([0-9]*\) tests failed out of.*/\1/p')
+  record unit "${p:-0}" "${f:-1}"
+}
+
+# The ASan + UBSan build of the unit tests (--long).
+step_sanitizers() {
+  local out p f
+  log "building the unit tests with ASan + UBSan"
+  if ! { cmake -S "$PSW_ROOT" -B "$PSW_BUILD/asan" -DCMAKE_BUILD_TYPE=Debug -DPSW_SANITIZE=ON >/dev/null &&
+         cmake --build "$PSW_BUILD/asan" -j2 --target psw_unit_tests >/dev/null; }; then
+    record sanitizers 0 1; return
+  fi
+  out=$(ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        "$PSW_BUILD/asan/psw_unit_tests" --gtest_color=no 2>&1)
+  echo "$out" | grep -E 'ERROR: (Address|Undefined|Leak)|runtime error|^\[  (PASSED|FAILED)  \]' | head -20
+  p=$(echo "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p')
+  f=$(echo "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p')
+  f=${f:-0}
+  echo "$out" | grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error' && f=$((f + 1))
+  [ -n "$p" ] || f=$((f + 1))
+  record sanitizers "${p:-0}" "$f"
+}
+
+# The PGXS test targets run as the cluster user in a copy of the test tree
+# that it owns (the checkout may be unreadable for it, e.g. under /root),
+# with the staged pg_config: its PGXS, pg_regress and bindir are the stage's.
+PSW_WORK=""
+prepare_work_tree() {
+  PSW_WORK=$PSW_STAGE/checkout
+  mkdir -p "$PSW_WORK"
+  rsync -a --delete --exclude /build --exclude /.git --exclude '*.o' --exclude '*.so' --exclude '*.bc' \
+        --exclude /results --exclude /tmp_check --exclude /log --exclude /build-tests "$PSW_ROOT/" "$PSW_WORK/"
+  # The libpqxx integration programs, while they exist (099_integration_gtest.pl).
+  mkdir -p "$PSW_WORK/build-tests"
+  if [ -x "$PSW_BUILD/cmake/psw_integration_tests" ]; then
+    cp "$PSW_BUILD/cmake/psw_integration_tests" "$PSW_WORK/build-tests/"
+  fi
+  [ "$(id -u)" -eq 0 ] && chown -R "$PSW_OS_USER" "$PSW_WORK"
+  return 0
+}
+
+# Debian's postgres_exporter binary, unpacked into the stage without
+# installing the service (021_exporters.pl uses it when present).
+PSW_EXPORTER=""
+fetch_exporter() {
+  local dir=$PSW_STAGE/exporter
+  if [ ! -x "$dir/root/usr/bin/prometheus-postgres-exporter" ]; then
+    mkdir -p "$dir"
+    ( cd "$dir" && apt-get download -qq prometheus-postgres-exporter >/dev/null 2>&1 \
+        && dpkg -x prometheus-postgres-exporter_*.deb root ) || log "postgres_exporter not available: exporters checked with psql only"
+    chmod -R a+rX "$dir"
+  fi
+  [ -x "$dir/root/usr/bin/prometheus-postgres-exporter" ] && PSW_EXPORTER=$dir/root/usr/bin/prometheus-postgres-exporter
+  return 0
+}
+
+work_make() {  # work_make ARGS...: make in the work tree as the cluster user
+  as_os_user env PSW_LONG="${PSW_LONG:-0}" PSW_EXPORTER="$PSW_EXPORTER" \
+    make -C "$PSW_WORK" --no-print-directory PG_CONFIG="$PSW_STAGED_PG_CONFIG" "$@"
+}
+
+# Counts pg_regress/pg_isolation_regress results: PG 15 prints
+# "test NAME ... ok", 16 and later TAP ("ok 1 - NAME").
+count_regress() {  # count_regress STEP RC OUTPUT
+  local p f
+  p=$(grep -cE '^(test +| +)?[^ ]+ +\.\.\. ok|^ok [0-9]+ ' <<<"$3")
+  f=$(grep -cE '\.\.\. FAILED|^not ok [0-9]+ ' <<<"$3")
+  [ "$2" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+  record "$1" "$p" "$f"
+}
+
+step_installcheck() {
+  local out rc
+  out=$(work_make installcheck ISOLATION= TAP_TESTS= 2>&1); rc=$?
+  echo "$out" | grep -E '^(test |     |ok |not ok |# )|tests (passed|failed)|^\+' | tail -40
+  [ $rc -ne 0 ] && [ -f "$PSW_WORK/regression.diffs" ] && head -100 "$PSW_WORK/regression.diffs"
+  count_regress regress $rc "$out"
+  out=$(work_make installcheck REGRESS= TAP_TESTS= 2>&1); rc=$?
+  echo "$out" | grep -E '^(test |     |ok |not ok |# )|tests (passed|failed)' | tail -20
+  [ $rc -ne 0 ] && [ -f "$PSW_WORK/output_iso/regression.diffs" ] && head -100 "$PSW_WORK/output_iso/regression.diffs"
+  count_regress isolation $rc "$out"
+  out=$(work_make installcheck-nopreload 2>&1); rc=$?
+  echo "$out" | grep -E '^(test |     |ok |not ok |# )|tests (passed|failed)' | tail -5
+  [ $rc -ne 0 ] && [ -f "$PSW_WORK/regression.diffs" ] && head -60 "$PSW_WORK/regression.diffs"
+  count_regress regress-nopreload $rc "$out"
+}
+
+# TAP tests (test/t/*.pl): one count per top-level assertion; a test script
+# that dies or plans wrongly ("Parse errors") counts one failure more.
+step_prove() {
+  local out rc p f broken
+  out=$(work_make prove_installcheck PROVE_FLAGS="-v --timer" 2>&1); rc=$?
+  echo "$out" | grep -E '^(not ok|# |test/t/|Result|Files=)|^\[|Failed|Dubious|Parse errors|Wstat' \
+    | grep -vE '^# (Subtest|Looks like|test succeeded)' | tail -150
+  p=$(grep -cE '^ok [0-9]+' <<<"$out")
+  f=$(grep -cE '^not ok [0-9]+' <<<"$out")
+  broken=$(grep -cE '^  Parse errors:' <<<"$out")
+  f=$((f + broken))
+  [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
+  if [ $rc -ne 0 ] && [ -d "$PSW_WORK/tmp_check/log" ]; then
+    echo "TAP logs kept in $PSW_WORK/tmp_check/log"
+  fi
+  record tap "$p" "$f"
+}
+
+shellcheck_step() {  # the shell that remains: clean under shellcheck
+  command -v shellcheck >/dev/null || return 0
+  local out files
+  mapfile -t files < <(cd "$PSW_ROOT" && git ls-files 'test/*.sh' 'tools/*.sh' run .ci/run 2>/dev/null)
+  out=$(cd "$PSW_ROOT" && shellcheck -x "${files[@]}" 2>&1)
+  if [ -z "$out" ]; then record shellcheck 1 0; else echo "$out" | head -40; record shellcheck 0 1; fi
+}
+
+run_all_tests() {
+  local t0=$SECONDS
+  PSW_LONG=0
+  [ "${1:-}" = "--long" ] && PSW_LONG=1
+  export PSW_LONG
+  step_unit
+  shellcheck_step
+  fetch_exporter
+  if prepare_work_tree; then
+    step_installcheck
+    step_prove
+  else
+    record work-tree 0 1
+  fi
+  [ "$PSW_LONG" = 1 ] && step_sanitizers
+  echo
+  printf '%s\n' "${PSW_STEP_LINES[@]}"
+  log "PostgreSQL $PSW_PG_MAJOR, $((SECONDS - t0)) s"
+  echo "$PSW_PASSED passed, $PSW_FAILED failed"
+  [ "$PSW_FAILED" -eq 0 ]
+}
