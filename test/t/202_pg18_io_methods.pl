@@ -19,6 +19,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('io_methods');
+plan skip_all => 'io_method is PostgreSQL 18+' if $node->pg_version < 18;
 $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'pg_stat_statements, pg_stat_waits'
@@ -28,11 +29,6 @@ io_workers = 3
 autovacuum = off
 });
 $node->start;
-if ($node->safe_psql('postgres', 'SHOW server_version_num') < 180000)
-{
-    $node->stop;
-    plan skip_all => 'io_method is PostgreSQL 18+';
-}
 $node->safe_psql('postgres', q{
 CREATE EXTENSION pg_stat_waits;
 CREATE EXTENSION pg_stat_statements;
