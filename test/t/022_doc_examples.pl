@@ -65,6 +65,9 @@ for my $ex (@examples)
 	$node->safe_psql('postgres', join('', map { "ALTER SYSTEM RESET $_;\n" } sort keys %settings)
 		  . 'SELECT pg_reload_conf();');
 }
+is($node->safe_psql('postgres',
+		"SELECT string_agg(name, ', ') FROM pg_file_settings WHERE sourcefile LIKE '%/postgresql.auto.conf'"),
+	'', 'the settings the examples set with ALTER SYSTEM are reset');
 $node->safe_psql('postgres', "DROP DATABASE IF EXISTS $db");
 $node->stop;
 done_testing();
