@@ -26,8 +26,9 @@ status=0
 for pair in sql/load.sql:sql/pg_wait_sampling_load.sql expected/load_1.out:expected/pg_wait_sampling_load.out \
             sql/queries.sql:sql/pg_wait_sampling_queries.sql expected/queries.out:expected/pg_wait_sampling_queries.out; do
   from=$src/${pair%%:*}; to=$here/${pair#*:}
-  grep -q '^CREATE EXTENSION pg_wait_sampling;$' "$from" && grep -q '^DROP EXTENSION pg_wait_sampling;$' "$from" \
-    || { echo "$from: no CREATE/DROP EXTENSION pg_wait_sampling line" >&2; exit 2; }
+  if ! grep -q '^CREATE EXTENSION pg_wait_sampling;$' "$from" || ! grep -q '^DROP EXTENSION pg_wait_sampling;$' "$from"; then
+    echo "$from: no CREATE/DROP EXTENSION pg_wait_sampling line" >&2; exit 2
+  fi
   if [ $check = yes ]; then
     if ! diff -u "$to" <(swap "$from"); then echo "$to differs from $from" >&2; status=1; fi
   else

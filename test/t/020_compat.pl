@@ -1,63 +1,63 @@
-# extension/compat/pg_wait_sampling_compat.sql: the objects it creates have
-# exactly the columns and types of the real pg_wait_sampling (read from its
-# Debian package's extension, created in a scratch database), serve
-# pg_stat_waits data, and the script refuses the wrong databases.
-# pg_wait_sampling is packaged for PostgreSQL 15 only.
+# The pg_wait_sampling_compat extension (extension/compat/): installed with
+# pg_stat_waits, created with CASCADE, its views readable by PUBLIC and
+# serving pg_stat_waits data, and refused without pg_stat_waits: on every
+# version. Where the real pg_wait_sampling is installed for this server
+# (Debian packages it for PostgreSQL 15 only), every view's columns and types
+# and every function's signature and PUBLIC EXECUTE privilege equal its own
+# (read from its extension, created in a scratch database: it need not be
+# preloaded for that), and the compat extension refuses a database where it
+# is installed. test/pg_wait_sampling_tests.sh --check: the committed copies
+# of pg_wait_sampling's regression tests (test/sql/pg_wait_sampling_*, run by
+# make installcheck) are its release's files, CREATE/DROP lines aside.
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use PswTest;
 
+my $root = "$FindBin::RealBin/../..";
 my $node = psw_node('compat');
-my $script = 'extension/compat/pg_wait_sampling_compat.sql';
-my ($db, $ref) = ('psw_compat', 'psw_compat_ref');
-$node->safe_psql('postgres', "CREATE DATABASE $db; CREATE DATABASE $ref;");
+my ($db, $ref, $bare) = ('psw_compat', 'psw_compat_ref', 'psw_compat_bare');
+$node->safe_psql('postgres', "CREATE DATABASE $db; CREATE DATABASE $ref; CREATE DATABASE $bare;");
 
-# The reference: pg_wait_sampling's own catalog entries (it need not be
-# preloaded to be created; its views are only read from the catalog).
-my ($rc) = $node->psql($ref, 'CREATE EXTENSION pg_wait_sampling');
-if ($rc != 0)
+my $extdir = $node->config_data('--sharedir') . '/extension';
+ok(-f "$extdir/pg_wait_sampling_compat.control" && -f "$extdir/pg_wait_sampling_compat--1.1.sql",
+	"pg_wait_sampling_compat is installed with the extension ($extdir)");
+
+# pg_wait_sampling 1.1.4's tests, kept as data next to the checkout (../shared,
+# or ../../shared from a worktree); the test runs in a copy of the checkout,
+# so its stage's checkout (PSW_STAGE = CHECKOUT/build/stage-NN) is tried too.
+my @roots = ($root);
+push @roots, "$ENV{PSW_STAGE}/../.." if $ENV{PSW_STAGE};
+my ($tests) = grep { -d $_ }
+  map { ("$_/../shared/compat-tests/pg_wait_sampling", "$_/../../shared/compat-tests/pg_wait_sampling") } @roots;
+SKIP:
 {
-	$node->stop;
-	plan skip_all => 'pg_wait_sampling is not installed for this server (Debian packages it for 15 only)';
+	skip 'pg_wait_sampling\'s tests (../shared/compat-tests/pg_wait_sampling) are not next to this checkout', 1
+	  unless $tests;
+	my ($out, $err) = ('', '');
+	my $ok = IPC::Run::run([ "$root/test/pg_wait_sampling_tests.sh", '--check', $tests ], '>', \$out, '2>', \$err);
+	ok($ok, "test/sql/pg_wait_sampling_{load,queries} are pg_wait_sampling's tests, CREATE/DROP lines aside")
+	  or diag("$out$err");
 }
 
-my $sharedir = `pg_config --sharedir`;
-chomp $sharedir;
-ok(-f "$sharedir/extension/pg_wait_sampling_compat.sql", 'the compat script is installed with the extension');
-$node->safe_psql($db, 'CREATE EXTENSION pg_stat_waits');
-my $sql = slurp_file($script);
-my ($out, $err);
-($rc, $out, $err) = $node->psql($db, $sql, on_error_stop => 1);
-is($rc, 0, 'the script runs') or diag($err);
-($rc, $out, $err) = $node->psql($db, $sql, on_error_stop => 1);
-is($rc, 0, 'the script can be run again') or diag($err);
+my ($rc, $out, $err) = $node->psql($db, 'CREATE EXTENSION pg_wait_sampling_compat CASCADE', on_error_stop => 1);
+is($rc, 0, 'CREATE EXTENSION pg_wait_sampling_compat CASCADE runs (and creates pg_stat_waits)') or diag($err);
 
-sub cols
+my @views = qw(pg_wait_sampling_current pg_wait_sampling_history pg_wait_sampling_profile);
+for my $v (@views)
 {
-	my ($d, $rel) = @_;
-	return $node->safe_psql($d,
-		"SELECT attname || ' ' || format_type(atttypid, atttypmod) FROM pg_attribute
-		  WHERE attrelid = to_regclass('$rel') AND attnum > 0 AND NOT attisdropped ORDER BY attnum");
-}
-
-for my $v (qw(current history profile))
-{
-	my $name = "pg_wait_sampling_$v";
-	is($node->safe_psql($db, "SELECT to_regclass('$name') IS NOT NULL"), 't', "$name exists");
-	my $want = cols($ref, $name);
-	(my $show = $want) =~ s/\n/,/g;
-	is(cols($db, $name), $want, "$name has pg_wait_sampling's columns and types: $show");
-	is($node->safe_psql($db, "SELECT has_table_privilege('public', '$name', 'SELECT')"), 't',
-		"$name is readable by PUBLIC, as in pg_wait_sampling");
-	($rc) = $node->psql($db, "SELECT count(*) FROM $name");
-	is($rc, 0, "$name can be read");
+	is($node->safe_psql($db, "SELECT has_table_privilege('public', '$v', 'SELECT')"),
+		't', "$v is readable by PUBLIC, as in pg_wait_sampling");
+	($rc, $out, $err) = $node->psql($db, "SELECT count(*) FROM $v");
+	is($rc, 0, "$v can be read") or diag($err);
 }
 
 # Data: this session is seen running (pg_wait_sampling shows NULL events
-# while not waiting) with its real queryid; other processes are listed.
+# while not waiting); other processes are listed with their wait events.
 is($node->safe_psql($db,
 		'SELECT event_type IS NULL AND event IS NULL FROM pg_wait_sampling_current WHERE pid = pg_backend_pid()'),
 	't', 'current: own backend on CPU shows NULL event_type/event, like pg_wait_sampling');
@@ -70,18 +70,62 @@ is($node->safe_psql($db,
 		'SELECT abs((SELECT sum(count) FROM pg_wait_sampling_profile) -
 		            (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile)) <= 200'),
 	't', "profile: total count equals pg_stat_waits_profile's samples (within a second's sampling)");
-is($node->safe_psql($db,
-		"SELECT prorettype = 'void'::regtype AND NOT has_function_privilege('public', oid, 'EXECUTE')
-		   FROM pg_proc WHERE proname = 'pg_wait_sampling_reset_profile'"),
-	't', 'pg_wait_sampling_reset_profile() exists, returns void, not for PUBLIC');
-($rc) = $node->psql($db, 'SELECT pg_wait_sampling_reset_profile()');
-is($rc, 0, 'pg_wait_sampling_reset_profile() runs');
+($rc, $out, $err) = $node->psql($db, 'SELECT pg_wait_sampling_reset_profile()');
+is($rc, 0, 'pg_wait_sampling_reset_profile() runs') or diag($err);
 
-# Refusals: next to the real pg_wait_sampling, and without pg_stat_waits.
-($rc, $out, $err) = $node->psql($ref, $sql, on_error_stop => 1);
-like($err, qr/pg_wait_sampling is installed/, 'refuses a database where pg_wait_sampling is installed');
-$node->safe_psql($ref, 'DROP EXTENSION pg_wait_sampling');
-($rc, $out, $err) = $node->psql($ref, $sql, on_error_stop => 1);
-like($err, qr/pg_stat_waits is not installed/, 'refuses a database without pg_stat_waits');
+# Refused without pg_stat_waits (no CASCADE): the control file requires it.
+($rc, $out, $err) = $node->psql($bare, 'CREATE EXTENSION pg_wait_sampling_compat', on_error_stop => 1);
+like($err, qr/required extension "pg_stat_waits" is not installed/,
+	'refuses a database without pg_stat_waits (no CASCADE)');
+
+# The reference: pg_wait_sampling's own catalog entries.
+($rc, $out, $err) = $node->psql($ref, 'CREATE EXTENSION pg_wait_sampling');
+SKIP:
+{
+	# One skip line, not one per check: ./run test counts "ok" lines as passed.
+	skip 'pg_wait_sampling is not installed for this server (Debian packages it for 15 only): '
+	  . 'no reference comparison (19 checks)', 1
+	  if $rc != 0;
+
+	# "name type" per column.
+	my $cols = sub {
+		my ($d, $rel) = @_;
+		return $node->safe_psql($d,
+			"SELECT attname || ' ' || format_type(atttypid, atttypmod) FROM pg_attribute
+			  WHERE attrelid = to_regclass('$rel') AND attnum > 0 AND NOT attisdropped ORDER BY attnum");
+	};
+	# Arguments, result, strictness, volatility, set-returning.
+	my $sig = sub {
+		my ($d, $fn) = @_;
+		return $node->safe_psql($d,
+			"SELECT format('(%s) -> %s strict=%s volatile=%s set=%s', pg_get_function_arguments(oid),
+			               pg_get_function_result(oid), proisstrict, provolatile, proretset)
+			   FROM pg_proc WHERE proname = '$fn'");
+	};
+	my $execute = sub {
+		my ($d, $fn) = @_;
+		return $node->safe_psql($d,
+			"SELECT has_function_privilege('public', oid, 'EXECUTE') FROM pg_proc WHERE proname = '$fn'");
+	};
+	for my $v (@views)
+	{
+		my $want = $cols->($ref, $v);
+		(my $show = $want) =~ s/\n/,/g;
+		isnt($want, '', "pg_wait_sampling has $v");
+		is($cols->($db, $v), $want, "$v has pg_wait_sampling's columns and types: $show");
+	}
+	for my $fn (qw(pg_wait_sampling_get_current pg_wait_sampling_get_history pg_wait_sampling_get_profile
+		pg_wait_sampling_reset_profile))
+	{
+		my $want = $sig->($ref, $fn);
+		isnt($want, '', "pg_wait_sampling has $fn()");
+		is($sig->($db, $fn), $want, "$fn has pg_wait_sampling's signature: $want");
+		is($execute->($db, $fn), $execute->($ref, $fn), "$fn has pg_wait_sampling's EXECUTE privilege for PUBLIC");
+	}
+
+	($rc, $out, $err) = $node->psql($ref, 'CREATE EXTENSION pg_wait_sampling_compat CASCADE', on_error_stop => 1);
+	like($err, qr/pg_wait_sampling is installed/, 'refuses a database where pg_wait_sampling is installed');
+}
+
 $node->stop;
 done_testing();
