@@ -12,10 +12,11 @@ SELECT p.proname, pg_get_function_arguments(p.oid) AS arguments, p.proisstrict, 
  WHERE p.proname IN ('pg_wait_sampling_get_current', 'pg_wait_sampling_get_history',
                      'pg_wait_sampling_get_profile', 'pg_wait_sampling_reset_profile')
  ORDER BY 1;
--- Everything the extension owns (dropped with it).
+-- Everything the extension owns (dropped with it). PostgreSQL 18 also
+-- records the views' row types as members; they go with their views.
 SELECT pg_describe_object(d.classid, d.objid, 0) AS member
   FROM pg_depend d JOIN pg_extension e ON d.refobjid = e.oid AND d.refclassid = 'pg_extension'::regclass
- WHERE e.extname = 'pg_wait_sampling_compat' AND d.deptype = 'e'
+ WHERE e.extname = 'pg_wait_sampling_compat' AND d.deptype = 'e' AND d.classid <> 'pg_type'::regclass
  ORDER BY 1;
 -- Privileges as in pg_wait_sampling: views for everyone, the reset not.
 SELECT v, has_table_privilege('public', v, 'SELECT') AS public_select

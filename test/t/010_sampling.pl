@@ -29,9 +29,9 @@ for my $mode (qw(simple prepared))
 		  WHERE $dbcond AND backend_type = 'client backend' AND sample_time > '$since'");
 	cmp_ok($pct, '>=', 9900, "pgbench -M $mode: samples with a queryid (basis points)");
 	my $wal = $node->safe_psql('psw_pgb',
-		"SELECT count(*) FROM pg_stat_waits_history WHERE sample_time > '$since' AND $dbcond AND wait_event = 'WALSync'");
+		"SELECT count(*) FROM pg_stat_waits_history WHERE sample_time > '$since' AND $dbcond AND lower(wait_event) = 'walsync'");
 	my $bad = $node->safe_psql('psw_pgb',
-		"SELECT count(*) FROM pg_stat_waits_history h WHERE sample_time > '$since' AND $dbcond AND wait_event = 'WALSync'
+		"SELECT count(*) FROM pg_stat_waits_history h WHERE sample_time > '$since' AND $dbcond AND lower(wait_event) = 'walsync'
 		    AND NOT EXISTS (SELECT 1 FROM pg_stat_statements s WHERE s.queryid = h.queryid AND s.query = 'END')");
   SKIP:
 	{

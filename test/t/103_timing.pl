@@ -213,7 +213,8 @@ subtest 'commits with fsync yield WAL time' => sub {
 	is(sql($admin, 'SHOW fsync'), 'on', 'fsync on');
 	sql($admin, 'CREATE TABLE tim_wal (v int)');
 	my $s = timed_session();
-	my $wal = "wait_event_type = 'IO' AND wait_event IN ('WALSync', 'WALWrite')";
+	# PostgreSQL 17 renamed them WalSync and WalWrite.
+	my $wal = "wait_event_type = 'IO' AND lower(wait_event) IN ('walsync', 'walwrite')";
 	my ($calls0, $ms0) = totals($wal);
 	sql($s, "INSERT INTO tim_wal VALUES ($_)") for 1 .. 20;
 	my ($calls1, $ms1) = totals($wal);
@@ -229,7 +230,7 @@ subtest 'commits with fsync yield WAL time' => sub {
 		"SELECT queryid FROM pg_stat_statements WHERE query = 'COMMIT' "
 		  . 'AND dbid = (SELECT oid FROM pg_database WHERE datname = current_database())');
 	isnt($commit_id, '', 'pg_stat_statements knows COMMIT');
-	my ($calls, $ms) = query_event($commit_id, 'IO', 'WALSync');
+	my ($calls, $ms) = query_event($commit_id, 'IO', $node->pg_version >= 17 ? 'WalSync' : 'WALSync');
 	cmp_ok($calls, '>=', 1, 'the WALSync of the commit is under COMMIT\'s queryid');
 	cmp_ok($ms, '>', 0, 'with time');
 	$s->quit;
