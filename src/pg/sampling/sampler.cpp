@@ -12,10 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gucs.h"
-#include "proc_reader.h"
-#include "sampling_shmem.h"
-#include "sampler.h"
+#include "../gucs.h"
+#include "../activity/proc_reader.h"
+#include "sampling.h"
 
 extern "C" {
 #include "postmaster/interrupt.h"

@@ -1,5 +1,5 @@
 // pg_stat_waits_activity: one row per live process, now.
-#include "boundary.h"
+#include "../boundary.h"
 #include "proc_reader.h"
 
 PSW_SQL_FUNCTION(pg_stat_waits_activity_internal)

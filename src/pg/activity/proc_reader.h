@@ -3,7 +3,7 @@
 // its seqlock. Shared by the sampler and the SQL views.
 #pragma once
 
-#include "shared_state.h"
+#include "../shared_state.h"
 
 namespace psw {
 

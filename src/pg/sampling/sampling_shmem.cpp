@@ -1,8 +1,8 @@
-#include "sampling_shmem.h"
-#include "wait_names.h"
+#include "sampling.h"
+#include "../wait_names.h"
 
-#include "gucs.h"
-#include "timing.h"
+#include "../gucs.h"
+#include "../timing/timing.h"
 
 namespace psw {
 

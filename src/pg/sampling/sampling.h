@@ -3,11 +3,11 @@
 // ShmemPart, sized from the postmaster GUCs at start).
 #pragma once
 
-#include "shared_state.h"
-#include "../core/fixed_hash.h"
-#include "../core/minute_buckets.h"
-#include "../core/sample_ring.h"
-#include "../core/seq_region.h"
+#include "../shared_state.h"
+#include "../../core/fixed_hash.h"
+#include "../../core/minute_buckets.h"
+#include "../../core/sample_ring.h"
+#include "../../core/seq_region.h"
 
 namespace psw {
 
@@ -85,5 +85,9 @@ void evict_tables_step();
 // Sampler ticks take shared->lock exclusively for their writes; a reset
 // takes it too. Readers normally copy lock-free (see sql_sampling.cpp).
 void reset_sampling();
+
+// Registers the sampler background worker (postmaster, preload time;
+// sampler.cpp).
+void register_sampler();
 
 }  // namespace psw

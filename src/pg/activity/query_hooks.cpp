@@ -14,11 +14,11 @@
 // error caught by PL/pgSQL is repaired by the subtransaction callbacks.
 #include "query_hooks.h"
 
-#include "../core/statement_tracker.h"
+#include "../../core/statement_tracker.h"
 
-#include "gucs.h"
-#include "shared_state.h"
-#include "timing.h"
+#include "../gucs.h"
+#include "../shared_state.h"
+#include "../timing/timing.h"
 
 namespace psw {
 

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "shared_state.h"
-#include "../core/statement_ledger.h"
-#include "../core/timing_stats.h"
+#include "../shared_state.h"
+#include "../../core/statement_ledger.h"
+#include "../../core/timing_stats.h"
 
 namespace psw {
 

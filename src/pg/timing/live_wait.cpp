@@ -3,7 +3,7 @@
 // on publish a start (the wrapper stores it before the real call and clears
 // it after); the start counts only while the process still reports the wait
 // event the call began under, so a stale or torn pair never shows.
-#include "proc_reader.h"
+#include "../activity/proc_reader.h"
 #include "timing.h"
 
 namespace psw {

@@ -21,13 +21,13 @@
 #include <string>
 
 // C++ library headers before PostgreSQL's (port.h redefines *printf).
-#include "../core/got_patch.h"
-#include "../core/tsc_clock.h"
+#include "../../core/got_patch.h"
+#include "../../core/tsc_clock.h"
 
-#include "gucs.h"
-#include "query_hooks.h"
+#include "../gucs.h"
+#include "../activity/query_hooks.h"
 #include "timing.h"
-#include "../core/wait_catalog.h"
+#include "../../core/wait_catalog.h"
 
 namespace psw {
 
