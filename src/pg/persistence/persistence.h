@@ -1,4 +1,4 @@
-// pg_stat/pg_stat_waits.stat: what survives a clean restart (DESIGN.md §4).
+// pg_stat/pg_stat_waits.stat: what survives a clean restart.
 #pragma once
 
 #include "../shared_state.h"

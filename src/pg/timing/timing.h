@@ -1,5 +1,7 @@
-// Exact timing (DESIGN.md §4): blocking-call wrappers installed in the
-// executable's GOT at preload, backend-local accumulators, shared tables.
+// Exact timing: blocking-call wrappers installed in the executable's GOT at
+// preload (timing_wrappers.cpp), backend-local accumulators flushed into
+// shared tables, the SQL readers (timing_views.cpp). docs/architecture.md
+// follows one timed wait through these files.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,8 @@
 #include "../../core/timing_stats.h"
 
 namespace psw {
+
+struct ProcSample;  // activity/proc_reader.h
 
 extern const ShmemPart timing_part;
 
@@ -37,7 +41,6 @@ void timing_attribute(uint64 queryid);
 // One execution of queryid finished (the per-query CPU row's calls).
 void timing_count_call(uint64 queryid);
 
-// --- for the lead to wire up ---
 // Clears the shared timing tables (pg_stat_waits_reset()).
 void timing_reset();
 // Persistence inside pg_stat/pg_stat_waits.stat: timing_save writes one
@@ -57,5 +60,10 @@ const char *timing_clock_name();  // "tsc" or "clock_gettime"
 // interposed call (fsync(-1)) made directly, through the wrapper with timing
 // off, and with timing on.
 double timing_bench_wrapper_ns(int mode, int64 n);
+
+// Milliseconds spent so far in the blocking call s is inside, for
+// pg_stat_waits_activity.wait_time; *valid is false when s publishes none
+// (live_wait.cpp).
+double live_wait_ms(const ProcSample &s, bool *valid);
 
 }  // namespace psw

@@ -3,9 +3,10 @@
 //
 // Hot path with timing off: one load of psw::guc_timing, one predictable
 // branch, a tail call through the saved original. With timing on: read
-// *my_wait_event_info, two CLOCK_MONOTONIC readings (vDSO, no syscall) around
-// the real call, plain adds into this process's LocalTiming. No lock, no
-// allocation, no syscall besides the clock; errno is preserved.
+// *my_wait_event_info, two clock readings around the real call (RDTSC where
+// the TSC is invariant, else clock_gettime through the vDSO: see
+// src/core/tsc_clock.h), plain adds into this process's LocalTiming. No lock,
+// no allocation, no syscall; errno is preserved.
 #include <poll.h>
 #include <semaphore.h>
 #include <sys/epoll.h>
