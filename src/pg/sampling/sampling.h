@@ -1,4 +1,4 @@
-// The sampling feature: its shared memory (sampling_shmem.cpp: the history
+// The sampling feature: its shared memory (sampler.cpp: the history
 // ring, the profile and the minute buckets, PostgreSQL-free structures from
 // src/core placed in one ShmemPart, sized from the postmaster GUCs at start),
 // the sampler that fills it (sampler.cpp) and the views that read it

@@ -41,6 +41,10 @@ void timing_attribute(uint64 queryid);
 // One execution of queryid finished (the per-query CPU row's calls).
 void timing_count_call(uint64 queryid);
 
+// One bounded eviction step of the per-query table (at most max_visits
+// slots), from the sampler's evict_tables_step(); backends never evict.
+void timing_evict_step(uint64 max_visits);
+
 // Clears the shared timing tables (pg_stat_waits_reset()).
 void timing_reset();
 // Persistence inside pg_stat/pg_stat_waits.stat: timing_save writes one
@@ -63,7 +67,7 @@ double timing_bench_wrapper_ns(int mode, int64 n);
 
 // Milliseconds spent so far in the blocking call s is inside, for
 // pg_stat_waits_activity.wait_time; *valid is false when s publishes none
-// (live_wait.cpp).
+// (timing_wrappers.cpp).
 double live_wait_ms(const ProcSample &s, bool *valid);
 
 }  // namespace psw

@@ -26,6 +26,7 @@
 #include "../../core/tsc_clock.h"
 
 #include "../gucs.h"
+#include "../activity/proc_reader.h"
 #include "../activity/query_hooks.h"
 #include "timing.h"
 #include "../../core/wait_catalog.h"
@@ -152,6 +153,20 @@ static inline void end_call(BlockingCall call, uint32 info, int64 t0) {
         local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
     }
     if (t1 - last_flush_ns >= kFlushIntervalNs) flush(t1);
+}
+
+// Live wait time of a process for pg_stat_waits_activity.wait_time: how long
+// the blocking call it is inside has lasted, from the start begin_call()
+// published (end_call() clears it). The start counts only while the process
+// still reports the wait event the call began under, so a stale or torn pair
+// never shows. Reader side: any process.
+double live_wait_ms(const ProcSample &s, bool *valid) {
+    *valid = false;
+    if (s.wait_start_ns == 0 || s.wait_event_info == 0 || s.wait_start_info != s.wait_event_info) return 0.0;
+    int64 now = timing_now_ns();  // the wrappers' clock
+    if (now < s.wait_start_ns) return 0.0;
+    *valid = true;
+    return static_cast<double>(now - s.wait_start_ns) / 1e6;
 }
 
 // One wrapper per interposed call, generated from its signature.
@@ -290,6 +305,14 @@ static void timing_init(void *ptr, bool found) {
 }
 
 const ShmemPart timing_part = {"pg_stat_waits timing", timing_size, timing_init};
+
+void timing_evict_step(uint64 max_visits) {
+    if (timing_shared == nullptr) return;
+    // Half the per-query table: its lock-free writers probe at most a
+    // few dozen slots, which stays cheap and rarely fails at that load.
+    QueryTable *qt = timing_query_table();
+    qt->evict_step(qt->capacity / 2, max_visits);
+}
 
 void timing_reset() {
     if (timing_shared == nullptr) return;
