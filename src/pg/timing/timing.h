@@ -60,9 +60,11 @@ bool timing_load(FILE *f);
 int64 timing_now_ns();
 const char *timing_clock_name();  // "tsc" or "clock_gettime"
 
-// Benchmark support (pg_stat_waits_bench_wrapper): ns per call of a cheap
-// interposed call (fsync(-1)) made directly, through the wrapper with timing
-// off, and with timing on.
+// Benchmark support (the test module's pg_stat_waits_bench_wrapper, through
+// pg_stat_waits_test_bench_wrapper_ns): CPU ns per call. Modes: 0/1/2
+// fsync(-1) directly, through the wrapper with timing off, with timing on;
+// 3 the two clock readings a timed call adds; 4/5/6 a no-op called
+// directly, through a wrapper with timing off, with timing on.
 double timing_bench_wrapper_ns(int mode, int64 n);
 
 // Milliseconds spent so far in the blocking call s is inside, for
