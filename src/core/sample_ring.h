@@ -11,7 +11,7 @@
 // Reset is a single store of the "floor" (the first position readers may
 // return), done by whoever holds the writer role; nothing is cleared.
 // PostgreSQL-free so it can be unit-tested; lives in shared memory as raw
-// bytes laid out by bytes()/attach().
+// bytes: bytes() sizes them, init() lays them out, the constructor wraps them.
 #pragma once
 
 #include <cstddef>
@@ -71,8 +71,6 @@ public:
     }
     // Hides everything written so far from readers.
     void reset() { __atomic_store_n(&header_->floor, head(), __ATOMIC_RELEASE); }
-    // Restores a floor (used when loading a saved ring; not needed otherwise).
-    void set_floor(uint64_t f) { __atomic_store_n(&header_->floor, f, __ATOMIC_RELEASE); }
 
     // Reader side: calls visit(const T&) for each sample still present,
     // oldest first. Returns how many entries were skipped because the writer

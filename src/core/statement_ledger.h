@@ -1,5 +1,5 @@
 // Elapsed time and calls of the statements inside one timed top-level
-// statement, PostgreSQL-free (exact timing, src/pg/timing_wrappers.cpp).
+// statement, PostgreSQL-free (exact timing, src/pg/timing/timing_wrappers.cpp).
 //
 // Time is cut into segments at every change of the attributed query id, and
 // each segment is charged to the id that owned it, so a statement's elapsed

@@ -1,4 +1,4 @@
-// Exact-timing counters (DESIGN.md §4 "Exact timing"), PostgreSQL-free.
+// Exact-timing counters, PostgreSQL-free (docs/architecture.md, "A timed wait").
 //
 // Three layers, each with one job:
 //  - LocalTiming: a backend's private accumulator, filled by the blocking-call

@@ -1,4 +1,4 @@
-// The C++/PostgreSQL error boundary (DESIGN.md §5).
+// The C++/PostgreSQL error boundary (docs/architecture.md, "Boundary rules").
 //
 // SQL entry points run their body through sql_entry(): a C++ exception is
 // caught here and turned into ereport(ERROR) after the try block has ended, so

@@ -225,17 +225,4 @@ uint32 compat_register_wait_event(const char *name) {
 #endif
 }
 
-void compat_for_each_custom_wait_event(void (*f)(uint32 info, const char *name, void *arg), void *arg) {
-#if PG_VERSION_NUM >= 170000
-    refresh_custom_names();
-    const uint32 classes[2] = {PG_WAIT_EXTENSION, PG_WAIT_INJECTIONPOINT};
-    for (int c = 0; c < 2; c++)
-        for (uint16 id = 1; id < kCustomIds; id++)
-            if (custom_names.name[c][id][0] != '\0') f(classes[c] | id, custom_names.name[c][id], arg);
-#else
-    (void)f;
-    (void)arg;
-#endif
-}
-
 }  // namespace psw

@@ -141,8 +141,4 @@ const char *compat_wait_event_type(uint32 info);
 // outside a transaction (it may release all LWLocks after an error).
 uint32 compat_register_wait_event(const char *name);
 
-// Run-time allocated events (17+: Extension and InjectionPoint classes)
-// that exist now: f(wait_event_info, name) for each. Nothing on 15/16.
-void compat_for_each_custom_wait_event(void (*f)(uint32 info, const char *name, void *arg), void *arg);
-
 }  // namespace psw

@@ -1,4 +1,4 @@
-// pg_stat_waits.* configuration (DESIGN.md §3).
+// pg_stat_waits.* configuration (defined in gucs.cpp; README.md lists them).
 #pragma once
 
 namespace psw {

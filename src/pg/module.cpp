@@ -1,10 +1,10 @@
 // Library entry point: GUCs, shared memory, hooks. Runs in the postmaster at
 // preload time; every child process inherits what it sets up.
 #include "gucs.h"
-#include "query_hooks.h"
+#include "activity/query_hooks.h"
 #include "shared_state.h"
 #include "shmem_parts.h"
-#include "wait_sampling_gucs.h"
+#include "surface/wait_sampling_gucs.h"
 
 extern "C" {
 PG_MODULE_MAGIC;

@@ -1,4 +1,4 @@
-// The only way C++ files include PostgreSQL headers (DESIGN.md §5).
+// The only way C++ files include PostgreSQL headers (docs/architecture.md).
 // postgres.h must come first; everything is C, so wrap it in extern "C".
 // Only boundary files under src/pg/ include this; src/core/ never does.
 #pragma once

@@ -1,9 +1,8 @@
 #include "shmem_parts.h"
 
-#include "persistence.h"
-#include "sampler.h"
-#include "sampling_shmem.h"
-#include "timing.h"
+#include "persistence/persistence.h"
+#include "sampling/sampling.h"
+#include "timing/timing.h"
 
 namespace psw {
 

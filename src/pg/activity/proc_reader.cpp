@@ -1,6 +1,6 @@
 #include "proc_reader.h"
 
-#include "wait_names.h"
+#include "../wait_names.h"
 
 namespace psw {
 

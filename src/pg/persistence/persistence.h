@@ -1,7 +1,7 @@
-// pg_stat/pg_stat_waits.stat: what survives a clean restart (DESIGN.md §4).
+// pg_stat/pg_stat_waits.stat: what survives a clean restart.
 #pragma once
 
-#include "shared_state.h"
+#include "../shared_state.h"
 
 namespace psw {
 // Loads the file at shared-memory creation and registers the save at

@@ -1,15 +1,19 @@
-// Exact timing (DESIGN.md §4): blocking-call wrappers installed in the
-// executable's GOT at preload, backend-local accumulators, shared tables.
+// Exact timing: blocking-call wrappers installed in the executable's GOT at
+// preload (timing_wrappers.cpp), backend-local accumulators flushed into
+// shared tables, the SQL readers (timing_views.cpp). docs/architecture.md
+// follows one timed wait through these files.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 
-#include "shared_state.h"
-#include "../core/statement_ledger.h"
-#include "../core/timing_stats.h"
+#include "../shared_state.h"
+#include "../../core/statement_ledger.h"
+#include "../../core/timing_stats.h"
 
 namespace psw {
+
+struct ProcSample;  // activity/proc_reader.h
 
 extern const ShmemPart timing_part;
 
@@ -37,7 +41,10 @@ void timing_attribute(uint64 queryid);
 // One execution of queryid finished (the per-query CPU row's calls).
 void timing_count_call(uint64 queryid);
 
-// --- for the lead to wire up ---
+// One bounded eviction step of the per-query table (at most max_visits
+// slots), from the sampler's evict_tables_step(); backends never evict.
+void timing_evict_step(uint64 max_visits);
+
 // Clears the shared timing tables (pg_stat_waits_reset()).
 void timing_reset();
 // Persistence inside pg_stat/pg_stat_waits.stat: timing_save writes one
@@ -53,9 +60,16 @@ bool timing_load(FILE *f);
 int64 timing_now_ns();
 const char *timing_clock_name();  // "tsc" or "clock_gettime"
 
-// Benchmark support (pg_stat_waits_bench_wrapper): ns per call of a cheap
-// interposed call (fsync(-1)) made directly, through the wrapper with timing
-// off, and with timing on.
+// Benchmark support (the test module's pg_stat_waits_bench_wrapper, through
+// pg_stat_waits_test_bench_wrapper_ns): CPU ns per call. Modes: 0/1/2
+// fsync(-1) directly, through the wrapper with timing off, with timing on;
+// 3 the two clock readings a timed call adds; 4/5/6 a no-op called
+// directly, through a wrapper with timing off, with timing on.
 double timing_bench_wrapper_ns(int mode, int64 n);
+
+// Milliseconds spent so far in the blocking call s is inside, for
+// pg_stat_waits_activity.wait_time; *valid is false when s publishes none
+// (timing_wrappers.cpp).
+double live_wait_ms(const ProcSample &s, bool *valid);
 
 }  // namespace psw

@@ -1,6 +1,6 @@
 // Executor, planner, parse-analysis and utility hooks, and the transaction
 // callbacks, that feed the statement tracker (src/core/statement_tracker.h)
-// and publish what it says into the backend's own slot (DESIGN.md §4 "Hooks").
+// and publish what it says into the backend's own slot (docs/architecture.md).
 //
 // Why so many hooks: an id must cover a statement's whole life — planning
 // (planner hook; Bind plans before ExecutorStart), execution, ExecutorFinish
@@ -14,11 +14,11 @@
 // error caught by PL/pgSQL is repaired by the subtransaction callbacks.
 #include "query_hooks.h"
 
-#include "../core/statement_tracker.h"
+#include "../../core/statement_tracker.h"
 
-#include "gucs.h"
-#include "shared_state.h"
-#include "timing.h"
+#include "../gucs.h"
+#include "../shared_state.h"
+#include "../timing/timing.h"
 
 namespace psw {
 
@@ -76,7 +76,6 @@ struct HookEnv {
 static StatementTracker<HookEnv> tracker;
 
 unsigned long long current_queryid() { return tracker.queryid(); }
-unsigned long long current_top_queryid() { return tracker.top_queryid(); }
 
 static void post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate) {
     if (prev_post_parse_analyze) prev_post_parse_analyze(pstate, query, jstate);

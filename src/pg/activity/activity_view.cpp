@@ -1,6 +1,7 @@
 // pg_stat_waits_activity: one row per live process, now.
-#include "boundary.h"
+#include "../boundary.h"
 #include "proc_reader.h"
+#include "../timing/timing.h"
 
 PSW_SQL_FUNCTION(pg_stat_waits_activity_internal)
 
@@ -10,9 +11,6 @@ enum ActivityColumn {
     kActPid, kActLeaderPid, kActBackendType, kActDatid, kActUsesysid, kActState, kActWaitEventType,
     kActWaitEvent, kActWaitTime, kActQueryid, kActTopQueryid, kActQueryStart, kActColumns
 };
-
-// Milliseconds spent so far in the blocking call in progress (exact timing).
-double live_wait_ms(const ProcSample &s, bool *valid);
 
 static void put_activity_row(ReturnSetInfo *rsinfo, const ProcSample &s) {
     Datum values[kActColumns];

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "persistence.h"
-#include "timing.h"
-#include "sampling_shmem.h"
-#include "../core/stat_file.h"
+#include "../timing/timing.h"
+#include "../sampling/sampling.h"
+#include "../../core/stat_file.h"
 
 namespace psw {
 

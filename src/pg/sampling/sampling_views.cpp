@@ -16,11 +16,11 @@
 #include <new>
 #include <vector>
 
-#include "boundary.h"
-#include "gucs.h"
-#include "proc_reader.h"
-#include "sampling_shmem.h"
-#include "../core/window_agg.h"
+#include "../boundary.h"
+#include "../gucs.h"
+#include "../activity/proc_reader.h"
+#include "sampling.h"
+#include "../../core/window_agg.h"
 
 PSW_SQL_FUNCTION(pg_stat_waits_history_internal)
 PSW_SQL_FUNCTION(pg_stat_waits_profile_internal)

@@ -2,13 +2,13 @@
 // pg_stat_waits_histogram(), pg_stat_waits_timing_info() and the wrapper
 // benchmark. Readers copy the shared tables with atomic loads and never make
 // a backend wait. Only palloc'd memory here (ereport may longjmp).
-#include "boundary.h"
-#include "wait_names.h"
-#include "gucs.h"
-#include "proc_reader.h"
+#include "../boundary.h"
+#include "../wait_names.h"
+#include "../gucs.h"
+#include "../activity/proc_reader.h"
 #include "timing.h"
-#include "../core/query_rows.h"
-#include "../core/wait_catalog.h"
+#include "../../core/query_rows.h"
+#include "../../core/wait_catalog.h"
 
 PSW_SQL_FUNCTION(pg_stat_waits_internal)
 PSW_SQL_FUNCTION(pg_stat_waits_queries_internal)

@@ -1,11 +1,11 @@
 // pg_stat_waits_status: one row describing the extension itself — where to
 // look first when a view is empty.
-#include "boundary.h"
-#include "gucs.h"
-#include "sampling_shmem.h"
-#include "shared_state.h"
-#include "timing.h"
-#include "../core/wait_catalog.h"
+#include "../boundary.h"
+#include "../gucs.h"
+#include "../sampling/sampling.h"
+#include "../shared_state.h"
+#include "../timing/timing.h"
+#include "../../core/wait_catalog.h"
 
 PSW_SQL_FUNCTION(pg_stat_waits_status_internal)
 PSW_SQL_FUNCTION(pg_stat_waits_require_preload)

@@ -1,9 +1,9 @@
 // Reads one process's published state without taking any lock that backends
-// take (DESIGN.md §4): PGPROC fields are plain loads, the slot is copied under
+// take: PGPROC fields are plain loads, the slot is copied under
 // its seqlock. Shared by the sampler and the SQL views.
 #pragma once
 
-#include "shared_state.h"
+#include "../shared_state.h"
 
 namespace psw {
 

@@ -2,10 +2,10 @@
 // dense order exact timing uses. Names come from PostgreSQL itself (the
 // class sizes were measured from it at start), so tests can compare the
 // list with the server's own.
-#include "boundary.h"
-#include "wait_names.h"
-#include "shared_state.h"
-#include "../core/wait_catalog.h"
+#include "../boundary.h"
+#include "../wait_names.h"
+#include "../shared_state.h"
+#include "../../core/wait_catalog.h"
 
 PSW_SQL_FUNCTION(pg_stat_waits_wait_events)
 

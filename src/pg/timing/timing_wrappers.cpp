@@ -3,9 +3,10 @@
 //
 // Hot path with timing off: one load of psw::guc_timing, one predictable
 // branch, a tail call through the saved original. With timing on: read
-// *my_wait_event_info, two CLOCK_MONOTONIC readings (vDSO, no syscall) around
-// the real call, plain adds into this process's LocalTiming. No lock, no
-// allocation, no syscall besides the clock; errno is preserved.
+// *my_wait_event_info, two clock readings around the real call (RDTSC where
+// the TSC is invariant, else clock_gettime through the vDSO: see
+// src/core/tsc_clock.h), plain adds into this process's LocalTiming. No lock,
+// no allocation, no syscall; errno is preserved.
 #include <poll.h>
 #include <semaphore.h>
 #include <sys/epoll.h>
@@ -21,13 +22,14 @@
 #include <string>
 
 // C++ library headers before PostgreSQL's (port.h redefines *printf).
-#include "../core/got_patch.h"
-#include "../core/tsc_clock.h"
+#include "../../core/got_patch.h"
+#include "../../core/tsc_clock.h"
 
-#include "gucs.h"
-#include "query_hooks.h"
+#include "../gucs.h"
+#include "../activity/proc_reader.h"
+#include "../activity/query_hooks.h"
 #include "timing.h"
-#include "../core/wait_catalog.h"
+#include "../../core/wait_catalog.h"
 
 namespace psw {
 
@@ -151,6 +153,20 @@ static inline void end_call(BlockingCall call, uint32 info, int64 t0) {
         local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
     }
     if (t1 - last_flush_ns >= kFlushIntervalNs) flush(t1);
+}
+
+// Live wait time of a process for pg_stat_waits_activity.wait_time: how long
+// the blocking call it is inside has lasted, from the start begin_call()
+// published (end_call() clears it). The start counts only while the process
+// still reports the wait event the call began under, so a stale or torn pair
+// never shows. Reader side: any process.
+double live_wait_ms(const ProcSample &s, bool *valid) {
+    *valid = false;
+    if (s.wait_start_ns == 0 || s.wait_event_info == 0 || s.wait_start_info != s.wait_event_info) return 0.0;
+    int64 now = timing_now_ns();  // the wrappers' clock
+    if (now < s.wait_start_ns) return 0.0;
+    *valid = true;
+    return static_cast<double>(now - s.wait_start_ns) / 1e6;
 }
 
 // One wrapper per interposed call, generated from its signature.
@@ -289,6 +305,14 @@ static void timing_init(void *ptr, bool found) {
 }
 
 const ShmemPart timing_part = {"pg_stat_waits timing", timing_size, timing_init};
+
+void timing_evict_step(uint64 max_visits) {
+    if (timing_shared == nullptr) return;
+    // Half the per-query table: its lock-free writers probe at most a
+    // few dozen slots, which stays cheap and rarely fails at that load.
+    QueryTable *qt = timing_query_table();
+    qt->evict_step(qt->capacity / 2, max_visits);
+}
 
 void timing_reset() {
     if (timing_shared == nullptr) return;

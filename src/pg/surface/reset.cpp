@@ -1,8 +1,8 @@
 // pg_stat_waits_reset(): every feature's statistics back to zero, and
 // stats_reset set to now. Revoked from PUBLIC in the extension script.
-#include "boundary.h"
-#include "sampling_shmem.h"
-#include "timing.h"
+#include "../boundary.h"
+#include "../sampling/sampling.h"
+#include "../timing/timing.h"
 
 PSW_SQL_FUNCTION(pg_stat_waits_reset)
 

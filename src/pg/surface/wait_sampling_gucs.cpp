@@ -10,7 +10,7 @@
 #include <climits>
 #include <cstring>
 
-#include "pg.h"
+#include "../pg.h"
 
 namespace psw {
 

@@ -1,13 +1,15 @@
-// Shared memory of the sampling feature: the history ring, the profile and
-// the minute buckets (PostgreSQL-free structures from src/core placed in one
-// ShmemPart, sized from the postmaster GUCs at start).
+// The sampling feature: its shared memory (sampler.cpp: the history
+// ring, the profile and the minute buckets, PostgreSQL-free structures from
+// src/core placed in one ShmemPart, sized from the postmaster GUCs at start),
+// the sampler that fills it (sampler.cpp) and the views that read it
+// (sampling_views.cpp).
 #pragma once
 
-#include "shared_state.h"
-#include "../core/fixed_hash.h"
-#include "../core/minute_buckets.h"
-#include "../core/sample_ring.h"
-#include "../core/seq_region.h"
+#include "../shared_state.h"
+#include "../../core/fixed_hash.h"
+#include "../../core/minute_buckets.h"
+#include "../../core/sample_ring.h"
+#include "../../core/seq_region.h"
 
 namespace psw {
 
@@ -83,7 +85,11 @@ void encoded_wait_names(uint32 wait, const char **type, const char **name);
 void evict_tables_step();
 
 // Sampler ticks take shared->lock exclusively for their writes; a reset
-// takes it too. Readers normally copy lock-free (see sql_sampling.cpp).
+// takes it too. Readers normally copy lock-free (see sampling_views.cpp).
 void reset_sampling();
+
+// Registers the sampler background worker (postmaster, preload time;
+// sampler.cpp).
+void register_sampler();
 
 }  // namespace psw
