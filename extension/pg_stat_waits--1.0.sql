@@ -149,7 +149,7 @@ $$;
 GRANT EXECUTE ON FUNCTION pg_stat_waits_bar(float8, int) TO PUBLIC;
 
 -- ===========================================================================
--- Sampling (issue 3): history ring, profile, top, timeline, reset.
+-- Sampling: history ring, profile, top, timeline, reset.
 -- ===========================================================================
 
 -- Raw samples, oldest first.
