@@ -138,11 +138,15 @@ static inline void call_executor_run(PSW_EXECUTOR_RUN_PARAMS) {
         standard_ExecutorRun(PSW_EXECUTOR_RUN_ARGS);
 }
 
-static void executor_run(PSW_EXECUTOR_RUN_PARAMS) {
-    if (shared == nullptr) return call_executor_run(PSW_EXECUTOR_RUN_ARGS);
+// ExecutorRun and ExecutorFinish attribute alike: a nested phase under
+// track = all runs under its own id; otherwise the top level (re)enters the
+// statement and deeper levels only move the nesting level.
+template <typename Phase>
+static inline void run_phase(QueryDesc *qd, Phase &&phase) {
+    if (shared == nullptr) return phase();
     if (tracker.nested_run_attributes()) {
         StatementFrame f = tracker.run_begin(compat_queryid(qd->plannedstmt->queryId));
-        call_executor_run(PSW_EXECUTOR_RUN_ARGS);
+        phase();
         tracker.phase_end(f);
         return;
     }
@@ -150,8 +154,12 @@ static void executor_run(PSW_EXECUTOR_RUN_PARAMS) {
         tracker.enter_top_run(compat_queryid(qd->plannedstmt->queryId));
     else
         tracker.enter();
-    call_executor_run(PSW_EXECUTOR_RUN_ARGS);
+    phase();
     tracker.leave();
+}
+
+static void executor_run(PSW_EXECUTOR_RUN_PARAMS) {
+    run_phase(qd, [&]() { call_executor_run(PSW_EXECUTOR_RUN_ARGS); });
 }
 
 static inline void call_executor_finish(QueryDesc *qd) {
@@ -162,19 +170,7 @@ static inline void call_executor_finish(QueryDesc *qd) {
 }
 
 static void executor_finish(QueryDesc *qd) {
-    if (shared == nullptr) return call_executor_finish(qd);
-    if (tracker.nested_run_attributes()) {
-        StatementFrame f = tracker.run_begin(compat_queryid(qd->plannedstmt->queryId));
-        call_executor_finish(qd);
-        tracker.phase_end(f);
-        return;
-    }
-    if (tracker.level == 0)
-        tracker.enter_top_run(compat_queryid(qd->plannedstmt->queryId));
-    else
-        tracker.enter();
-    call_executor_finish(qd);
-    tracker.leave();
+    run_phase(qd, [&]() { call_executor_finish(qd); });
 }
 
 static inline void call_executor_end(QueryDesc *qd) {
