@@ -5,6 +5,7 @@
 
 PSW_PASSED=0
 PSW_FAILED=0
+PSW_SKIPPED=0
 PSW_STEP_LINES=()
 
 record() {  # record STEP PASSED FAILED
@@ -107,13 +108,20 @@ step_installcheck() {
 }
 
 # TAP tests (test/t/*.pl): one count per top-level assertion; a test script
-# that dies or plans wrongly ("Parse errors") counts one failure more.
+# that dies or plans wrongly ("Parse errors") counts one failure more. A
+# skipped assertion ("ok N # skip") or a skipped file is counted as skipped,
+# never as passed.
 step_prove() {
-  local out rc p f broken
+  local out rc p f s broken
   out=$(work_make prove_installcheck PROVE_FLAGS="-v --timer" 2>&1); rc=$?
   echo "$out" | grep -E '^(not ok|# |test/t/|Result|Files=)|^\[|Failed|Dubious|Parse errors|Wstat' \
     | grep -vE '^# (Subtest|Looks like|test succeeded)' | tail -150
   p=$(grep -cE '^ok [0-9]+' <<<"$out")
+  s=$(grep -ciE '^ok [0-9]+[^#]*# skip' <<<"$out")
+  p=$((p - s))
+  s=$((s + $(grep -cE '^test/t/[^ ]+ \.+ skipped:|^\[[0-9:]+\] test/t/[^ ]+ \.+ skipped:' <<<"$out")))
+  PSW_SKIPPED=$((PSW_SKIPPED + s))
+  [ "$s" -gt 0 ] && log "tap: $s skipped (not counted as passed)"
   f=$(grep -cE '^not ok [0-9]+' <<<"$out")
   broken=$(grep -cE '^  Parse errors:' <<<"$out")
   f=$((f + broken))
@@ -150,6 +158,6 @@ run_all_tests() {
   echo
   printf '%s\n' "${PSW_STEP_LINES[@]}"
   log "PostgreSQL $PSW_PG_MAJOR, $((SECONDS - t0)) s"
-  echo "$PSW_PASSED passed, $PSW_FAILED failed"
+  echo "$PSW_PASSED passed, $PSW_FAILED failed, $PSW_SKIPPED skipped"
   [ "$PSW_FAILED" -eq 0 ]
 }
