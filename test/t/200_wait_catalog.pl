@@ -10,15 +10,10 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use PswTest;
 
-my $node = PostgreSQL::Test::Cluster->new('catalog');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'pg_stat_statements, pg_stat_waits'
-pg_stat_waits.timing = on
-pg_stat_waits.sample_period = 10
-});
-$node->start;
+my $node = psw_node('catalog',
+	conf => [ "pg_stat_waits.timing = on", "pg_stat_waits.sample_period = 10" ]);
 $node->safe_psql('postgres', q{
 CREATE EXTENSION pg_stat_waits;
 CREATE EXTENSION pg_stat_statements;

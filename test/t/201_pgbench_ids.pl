@@ -10,17 +10,10 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use PswTest;
 
-my $node = PostgreSQL::Test::Cluster->new('pgbench_ids');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'pg_stat_statements, pg_stat_waits'
-pg_stat_waits.timing = on
-pg_stat_waits.sample_period = 10
-pg_stat_statements.track_utility = on
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_waits; CREATE EXTENSION pg_stat_statements;');
+my $node = psw_node('pgbench_ids',
+	conf => [ "pg_stat_waits.timing = on", "pg_stat_waits.sample_period = 10", "pg_stat_statements.track_utility = on" ], extensions => 1);
 $node->command_ok([ 'pgbench', '-i', '-s', '2', '-q', 'postgres' ], 'pgbench -i');
 
 for my $mode ('simple', 'prepared')

@@ -8,20 +8,13 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use PswTest;
 
 my $profile_max = 100;
 my $nqueries = 5 * $profile_max;
 
-my $node = PostgreSQL::Test::Cluster->new('eviction');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'pg_stat_statements, pg_stat_waits'
-pg_stat_waits.profile_max = $profile_max
-pg_stat_waits.sample_period = 5
-pg_stat_statements.max = 1000
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_waits; CREATE EXTENSION pg_stat_statements');
+my $node = psw_node('eviction',
+	conf => [ "pg_stat_waits.profile_max = $profile_max", "pg_stat_waits.sample_period = 5", "pg_stat_statements.max = 1000" ], extensions => 1);
 
 # One table per statement: each SELECT below has its own queryid.
 $node->safe_psql('postgres', qq{

@@ -10,20 +10,14 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use PswTest;
 use Time::HiRes qw(time usleep);
 
 my $history = 10_000_000;
 my $sessions = 300;
 
-my $node = PostgreSQL::Test::Cluster->new('cancel');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'pg_stat_statements, pg_stat_waits'
-pg_stat_waits.history_size = $history
-pg_stat_waits.sample_period = 1
-max_connections = 350
-});
-$node->start;
+my $node = psw_node('cancel',
+	conf => [ "pg_stat_waits.history_size = $history", "pg_stat_waits.sample_period = 1", "max_connections = 350" ]);
 $node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_waits');
 
 my $script = $node->basedir . '/sleep.sql';

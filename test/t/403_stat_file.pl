@@ -8,14 +8,10 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use PswTest;
 
-my $node = PostgreSQL::Test::Cluster->new('statfile');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'pg_stat_statements, pg_stat_waits'
-pg_stat_waits.profile_max = 100
-});
-$node->start;
+my $node = psw_node('statfile',
+	conf => [ "pg_stat_waits.profile_max = 100" ]);
 $node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_waits');
 $node->safe_psql('postgres', 'SET pg_stat_waits.timing = on; SELECT pg_sleep(0.05); SELECT pg_sleep(0.05)');
 my $rows_sql = "SELECT wait_event, backend_type, calls FROM pg_stat_waits WHERE wait_event = 'PgSleep' ORDER BY 2";
