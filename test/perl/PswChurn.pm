@@ -75,8 +75,10 @@ sub churn
 		"$marker;\n\\set idle random(0, 100)\n\\sleep :idle ms\n",
 		'-C', '-c', $churning, '-j', '4', '-T', $seconds);
 	# While churning, no pid may appear in our view that PostgreSQL does not
-	# know, unless it exited between the two reads (then it must be gone from
-	# both now).
+	# know, unless it started or exited between the two reads: then both
+	# views must agree on it soon after (pg_stat_activity is a snapshot taken
+	# at its first read in a statement, ours is live, so one recheck can
+	# still straddle an exit). A stale row would disagree every time.
 	my ($checks, @strays) = (0);
 	my $deadline = time + $seconds;
 	while (time < $deadline)
@@ -85,11 +87,17 @@ sub churn
 		for my $pid (grep { !$all{$_} } split /\n/,
 			sql($admin, 'SELECT pid FROM pg_stat_waits_activity'))
 		{
-			my ($alive, $ours) = split /\|/,
-			  sql($admin,
-				"SELECT (SELECT count(*) FROM pg_stat_activity WHERE pid = $pid), "
-				  . "(SELECT count(*) FROM pg_stat_waits_activity WHERE pid = $pid)");
-			push @strays, $pid if $alive != $ours;
+			my $agree = 0;
+			for my $try (1 .. 5)
+			{
+				my ($alive, $ours) = split /\|/,
+				  sql($admin,
+					"SELECT (SELECT count(*) FROM pg_stat_activity WHERE pid = $pid), "
+					  . "(SELECT count(*) FROM pg_stat_waits_activity WHERE pid = $pid)");
+				if ($alive == $ours) { $agree = 1; last; }
+				usleep(50_000);
+			}
+			push @strays, $pid unless $agree;
 		}
 		$checks++;
 		usleep(200_000);

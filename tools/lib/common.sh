@@ -40,7 +40,11 @@ psw_select_pg() {
     "") ;;
     15) PG_CONFIG=$PSW_PG15_CONFIG ;;
     18) ensure_packages "${PSW_PACKAGES_PG18[@]}"
-        PG_CONFIG=$("$PSW_ROOT/tools/pg/build_postgres18.sh") || die "PostgreSQL 18 could not be built" ;;
+        PG_CONFIG=$("$PSW_ROOT/tools/pg/build_postgres18.sh") || die "PostgreSQL 18 could not be built"
+        # Its build tree keeps PostgreSQL's own regression suite (built), which
+        # test/t/700_postgres_regress.pl runs against a preloading server.
+        PSW_PG_REGRESS_DIR=$(dirname "$(dirname "$(dirname "$PG_CONFIG")")")/src/src/test/regress
+        export PSW_PG_REGRESS_DIR ;;
     *) die "--pg takes 15 or 18 (or set PG_CONFIG=/path/to/pg_config for another installation)" ;;
   esac
   [ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG"

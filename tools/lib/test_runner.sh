@@ -78,6 +78,7 @@ fetch_exporter() {
 
 work_make() {  # work_make ARGS...: make in the work tree as the cluster user
   as_os_user env PSW_LONG="${PSW_LONG:-0}" PSW_EXPORTER="$PSW_EXPORTER" \
+    PSW_PG_REGRESS_DIR="${PSW_PG_REGRESS_DIR:-}" \
     make -C "$PSW_WORK" --no-print-directory PG_CONFIG="$PSW_STAGED_PG_CONFIG" "$@"
 }
 

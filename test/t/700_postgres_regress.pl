@@ -1,0 +1,79 @@
+# PostgreSQL's own regression suite (installcheck-parallel of the server's
+# build tree) against a server that preloads pg_stat_waits with exact timing
+# on and track = 'all': the suite must pass unchanged, and afterwards what
+# pg_stat_waits recorded must add up:
+# - no statement's CPU row was clamped: its waits never exceed its elapsed
+#   time (the view shows CPU = elapsed - waits, 0 where waits were larger);
+# - every queryid pg_stat_waits shows is one pg_stat_statements knows.
+# Long mode only (./run test --long, CI), and only where the server's build
+# tree is at hand (PostgreSQL 18 built by tools/pg/build_postgres18.sh).
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use PswTest;
+
+plan skip_all => "PostgreSQL's regression suite runs only with PSW_LONG=1" unless psw_long();
+my $dir = $ENV{PSW_PG_REGRESS_DIR} // '';
+plan skip_all => "no built PostgreSQL regression suite (PSW_PG_REGRESS_DIR) for this server"
+  unless $dir ne '' && -x "$dir/pg_regress" && -f "$dir/regress.so" && -f "$dir/parallel_schedule";
+
+my $node = psw_node('pgregress',
+	conf => [
+		'pg_stat_waits.timing = on', "pg_stat_waits.track = 'all'", 'compute_query_id = regress',
+		'pg_stat_statements.max = 100000', 'pg_stat_waits.profile_max = 100000',
+		'max_prepared_transactions = 2', 'max_connections = 100'
+	],
+	extensions => 1);
+my $version = $node->safe_psql('postgres', 'SHOW server_version_num');
+my $tree_version = `"$dir/pg_regress" --version`;
+plan skip_all => "the regression suite in $dir ($tree_version) is not this server's ($version)"
+  unless $tree_version =~ /\b(\d+)\./ && $1 == int($version / 10000);
+
+my $out = PostgreSQL::Test::Utils::tempdir;
+my ($stdout, $stderr) = ('', '');
+my $ok = IPC::Run::run(
+	[
+		"$dir/pg_regress", "--inputdir=$dir", "--outputdir=$out", "--dlpath=$dir",
+		'--max-concurrent-tests=20', "--schedule=$dir/parallel_schedule",
+		'--host=' . $node->host, '--port=' . $node->port, '--bindir='
+	],
+	'>', \$stdout, '2>', \$stderr);
+my ($failed) = $stdout =~ /(\d+) of \d+ tests failed/;
+my ($passed) = $stdout =~ /All (\d+) tests passed/;
+note "pg_regress: " . ($passed ? "all $passed tests passed" : ($failed // '?') . ' tests failed');
+ok($ok, "PostgreSQL's regression suite passes with pg_stat_waits preloaded (timing on, track = 'all')")
+  or diag(substr((-f "$out/regression.diffs" ? slurp_file("$out/regression.diffs") : $stdout . $stderr), 0, 4000));
+
+# What pg_stat_waits recorded of it, in the regression database.
+my $rows = $node->safe_psql('postgres', 'SELECT count(*) FROM pg_stat_waits_queries');
+cmp_ok($rows, '>', 1000, "pg_stat_waits_queries has rows of the suite ($rows)");
+my $clamped = $node->safe_psql('postgres', q{
+	WITH s AS (
+	  SELECT queryid, datid, usesysid, backend_type,
+	         sum(total_time) FILTER (WHERE wait_event_type <> 'CPU') AS waits,
+	         sum(total_time) FILTER (WHERE wait_event_type = 'CPU') AS cpu
+	    FROM pg_stat_waits_queries GROUP BY 1, 2, 3, 4)
+	SELECT count(*) || ' of ' || (SELECT count(*) FROM s WHERE cpu IS NOT NULL)
+	  FROM s WHERE cpu = 0 AND waits > 0.01});
+like($clamped, qr/^0 of [1-9]/, "waits + CPU = elapsed: no statement's waits exceed its elapsed time ($clamped clamped)");
+my $missing = $node->safe_psql('postgres', q{
+	SELECT count(DISTINCT q.queryid) || ' of ' || (SELECT count(DISTINCT queryid) FROM pg_stat_waits_queries)
+	  FROM pg_stat_waits_queries q
+	 WHERE q.queryid IS NOT NULL AND q.queryid <> 0
+	   AND NOT EXISTS (SELECT FROM pg_stat_statements s WHERE s.queryid = q.queryid)});
+like($missing, qr/^0 of [1-9]/, "every queryid in pg_stat_waits_queries is in pg_stat_statements ($missing missing)");
+# (pg_stat_statements.max is large enough that it evicted nothing, so a
+# missing id is a wrong id, not an evicted one.)
+is($node->safe_psql('postgres', 'SELECT dealloc FROM pg_stat_statements_info'), 0,
+	'pg_stat_statements evicted nothing');
+my $missing_profile = $node->safe_psql('postgres', q{
+	SELECT count(DISTINCT p.queryid) FROM pg_stat_waits_profile p
+	 WHERE p.queryid IS NOT NULL AND p.queryid <> 0
+	   AND NOT EXISTS (SELECT FROM pg_stat_statements s WHERE s.queryid = p.queryid)});
+is($missing_profile, 0, 'every sampled queryid is in pg_stat_statements');
+
+$node->stop;
+done_testing();
