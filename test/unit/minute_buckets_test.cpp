@@ -24,8 +24,16 @@ void *operator new(std::size_t n) {
     if (p == nullptr) throw std::bad_alloc();
     return p;
 }
+// The nothrow form too (std::stable_sort's temporary buffer uses it): every
+// form of new that reaches the plain delete must come from malloc here, or
+// AddressSanitizer reports a new/free mismatch.
+void *operator new(std::size_t n, const std::nothrow_t &) noexcept {
+    if (count_allocations) allocations++;
+    return std::malloc(n ? n : 1);
+}
 void operator delete(void *p) noexcept { std::free(p); }
 void operator delete(void *p, std::size_t) noexcept { std::free(p); }
+void operator delete(void *p, const std::nothrow_t &) noexcept { std::free(p); }
 
 namespace {
 
