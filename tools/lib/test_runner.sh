@@ -51,12 +51,7 @@ prepare_work_tree() {
   PSW_WORK=$PSW_STAGE/checkout
   mkdir -p "$PSW_WORK"
   rsync -a --delete --exclude /build --exclude /.git --exclude '*.o' --exclude '*.so' --exclude '*.bc' \
-        --exclude /results --exclude /tmp_check --exclude /log --exclude /build-tests "$PSW_ROOT/" "$PSW_WORK/"
-  # The libpqxx integration programs, while they exist (099_integration_gtest.pl).
-  mkdir -p "$PSW_WORK/build-tests"
-  if [ -x "$PSW_BUILD/cmake/psw_integration_tests" ]; then
-    cp "$PSW_BUILD/cmake/psw_integration_tests" "$PSW_WORK/build-tests/"
-  fi
+        --exclude /results --exclude /tmp_check --exclude /log "$PSW_ROOT/" "$PSW_WORK/"
   [ "$(id -u)" -eq 0 ] && chown -R "$PSW_OS_USER" "$PSW_WORK"
   return 0
 }
