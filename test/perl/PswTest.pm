@@ -18,7 +18,7 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 
 our @EXPORT =
-  qw(psw_node psw_long psw_run_checks psw_session backend_pid lock_and_block sql send_sql finish_sql wait_until);
+  qw(psw_node psw_long psw_run_checks psw_report_bin psw_session backend_pid lock_and_block sql send_sql finish_sql wait_until);
 
 # psw_node(NAME, conf => [lines], preload => '...', init => {...},
 #          start => 0|1, extensions => 0|1): a new node that preloads
@@ -51,6 +51,18 @@ sub psw_node
 
 # ./run test --long (CI) sets PSW_LONG=1: the long variants of the tests.
 sub psw_long { return ($ENV{PSW_LONG} // '0') eq '1'; }
+
+# psw_report_bin(): the pg_stat_waits_report program under test ($PSW_REPORT,
+# else the first in PATH: the staged bindir), or undef.
+sub psw_report_bin
+{
+	return $ENV{PSW_REPORT} if $ENV{PSW_REPORT};
+	for my $d (split /:/, $ENV{PATH})
+	{
+		return "$d/pg_stat_waits_report" if -x "$d/pg_stat_waits_report";
+	}
+	return undef;
+}
 
 # psw_run_checks([command...], MIN): runs a checking script that prints one
 # TAP line per check ("ok - ..." / "not ok - ..."); each becomes an assertion

@@ -20,19 +20,13 @@ use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use PswTest;
 use Time::HiRes qw(sleep time);
 
 my $prometheus_bin = $ENV{PROMETHEUS} // '/usr/bin/prometheus';
 plan skip_all => "no Prometheus at $prometheus_bin (Debian package prometheus)"
   unless -x $prometheus_bin;
-my $exporter_bin = $ENV{PSW_REPORT};
-if (!$exporter_bin)
-{
-	for my $d (split /:/, $ENV{PATH})
-	{
-		if (-x "$d/pg_stat_waits_report") { $exporter_bin = "$d/pg_stat_waits_report"; last; }
-	}
-}
+my $exporter_bin = psw_report_bin();
 plan skip_all => 'pg_stat_waits_report not found in PATH (or $PSW_REPORT)'
   unless $exporter_bin && -x $exporter_bin;
 

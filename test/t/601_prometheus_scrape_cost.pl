@@ -16,17 +16,11 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use PswTest;
 use Time::HiRes qw(sleep time);
 
 plan skip_all => 'needs Linux /proc' unless -r "/proc/$$/stat";
-my $exporter_bin = $ENV{PSW_REPORT};
-if (!$exporter_bin)
-{
-	for my $d (split /:/, $ENV{PATH})
-	{
-		if (-x "$d/pg_stat_waits_report") { $exporter_bin = "$d/pg_stat_waits_report"; last; }
-	}
-}
+my $exporter_bin = psw_report_bin();
 plan skip_all => 'pg_stat_waits_report not found in PATH (or $PSW_REPORT)'
   unless $exporter_bin && -x $exporter_bin;
 my $scrapes = $ENV{PSW_SCRAPES} // 100;

@@ -123,12 +123,7 @@ private:
                                      std::string(conn_->dbname() ? conn_->dbname() : "?"));
         }
         schema_ = str(ext[0][0]);
-        pqxx::result objs = run(
-            "SELECT coalesce(c.relname, p.proname) FROM pg_depend d "
-            "LEFT JOIN pg_class c ON d.classid = 'pg_class'::regclass AND c.oid = d.objid "
-            "LEFT JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid "
-            "WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = " +
-            conn_->quote(str(ext[0][1])) + "::oid AND d.deptype = 'e'");
+        pqxx::result objs = run(extension_members_sql(conn_->quote(str(ext[0][1]))));
         for (const auto &row : objs)
             if (!row[0].is_null()) objects_.insert(row[0].c_str());
         // Columns of the views, once per connection: an older or newer

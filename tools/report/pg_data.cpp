@@ -56,6 +56,14 @@ struct Server::Conn {
     pqxx::connection c;
 };
 
+std::string extension_members_sql(const std::string &quoted_oid) {
+    return "SELECT coalesce(c.relname, p.proname) FROM pg_depend d "
+           "LEFT JOIN pg_class c ON d.classid = 'pg_class'::regclass AND c.oid = d.objid "
+           "LEFT JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid "
+           "WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = " +
+           quoted_oid + "::oid AND d.deptype = 'e'";
+}
+
 std::string build_conninfo(const Options &o, const std::string &application_name) {
     std::map<std::string, std::string> kv;
     if (!o.dbname.empty()) {
@@ -107,12 +115,7 @@ Server::Server(const Options &o) {
             throw FatalError(msg);
         }
         schema_ = str(ext[0][0]);
-        pqxx::result objs = run(
-            *conn_, "SELECT coalesce(c.relname, p.proname) FROM pg_depend d "
-                    "LEFT JOIN pg_class c ON d.classid = 'pg_class'::regclass AND c.oid = d.objid "
-                    "LEFT JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid "
-                    "WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = " +
-                        conn_->quote(str(ext[0][1])) + "::oid AND d.deptype = 'e'");
+        pqxx::result objs = run(*conn_, extension_members_sql(conn_->quote(str(ext[0][1]))));
         for (const auto &row : objs)
             if (!row[0].is_null()) objects_.insert(row[0].c_str());
         pqxx::result pgss = run(*conn_,

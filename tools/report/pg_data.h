@@ -22,6 +22,9 @@ struct FatalError : std::runtime_error {
 // libpq keyword/value string from the options; -d may itself be a
 // connection string or URI, whose settings -h/-p/-U then override.
 std::string build_conninfo(const Options &o, const std::string &application_name = "pg_stat_waits_report");
+// SQL listing the names of an extension's member relations and functions;
+// quoted_oid is the extension's oid as a quoted SQL literal.
+std::string extension_members_sql(const std::string &quoted_oid);
 
 class Server {
 public:
