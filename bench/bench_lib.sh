@@ -1,6 +1,6 @@
 # Shared helpers of the benchmark harness: configurations compared, feature
 # detection, throwaway clusters, metrics and small statistics. Sourced by
-# bench/bench.sh and by test/lib/suite_bench_smoke.sh (after common.sh, with
+# bench/bench.sh and by bench/smoke.sh (after common.sh, with
 # new_cluster from ./run in scope).
 # shellcheck shell=bash
 
