@@ -35,7 +35,7 @@
 
 namespace psw {
 
-// Values match the slot states the readers decode (shared_state.h).
+// Also the states published in each backend's shared slot (shared_state.h).
 enum StatementState : uint8_t {
     kStmtUnknown = 0,
     kStmtActive = 1,

@@ -3,15 +3,16 @@
 
 #include "pg.h"
 #include "../core/seqlock.h"
+#include "../core/statement_tracker.h"
 
 namespace psw {
 
-enum SlotState : uint8_t {
-    kStateUnknown = 0,
-    kStateActive = 1,
-    kStateIdle = 2,
-    kStateIdleInXact = 3,
-};
+// A slot's state is the statement tracker's (the hooks publish it as is).
+using SlotState = StatementState;
+constexpr uint8_t kStateUnknown = kStmtUnknown;
+constexpr uint8_t kStateActive = kStmtActive;
+constexpr uint8_t kStateIdle = kStmtIdle;
+constexpr uint8_t kStateIdleInXact = kStmtIdleInXact;
 const char *slot_state_name(uint8_t state);  // nullptr for kStateUnknown
 
 // What a backend publishes about itself. Written only by that backend.

@@ -22,10 +22,6 @@
 
 namespace psw {
 
-static_assert(int(kStmtActive) == int(kStateActive) && int(kStmtIdle) == int(kStateIdle) &&
-                  int(kStmtIdleInXact) == int(kStateIdleInXact),
-              "tracker states are published as slot states");
-
 static post_parse_analyze_hook_type prev_post_parse_analyze = nullptr;
 static planner_hook_type prev_planner = nullptr;
 static ExecutorStart_hook_type prev_executor_start = nullptr;
