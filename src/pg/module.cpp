@@ -86,7 +86,10 @@ static void core_init(void *ptr, bool found) {
     shared->lock = &(GetNamedLWLockTranche("pg_stat_waits"))->lock;
     shared->num_slots = static_cast<uint32>(MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts);
     shared->stats_reset = GetCurrentTimestamp();
-    for (uint32 i = 0; i < shared->num_slots; i++) shared->slots[i].pub.init();
+    for (uint32 i = 0; i < shared->num_slots; i++) {
+        shared->slots[i].pub.init();
+        shared->slots[i].blocked_by.init();
+    }
 }
 
 const ShmemPart core_part = {"pg_stat_waits core", core_size, core_init};

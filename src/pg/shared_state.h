@@ -2,6 +2,7 @@
 #pragma once
 
 #include "pg.h"
+#include "../core/lock_blockers.h"
 #include "../core/seqlock.h"
 #include "../core/statement_tracker.h"
 
@@ -32,6 +33,10 @@ struct alignas(64) BackendSlot {
     // monotonic start in ns of the blocking call in progress, 0 if none.
     int64 wait_start_ns;
     uint32 wait_start_info;
+    // Heavyweight-lock blockers of this backend's current statement, as the
+    // sampler last saw them. Written only by the sampler (its own line, so
+    // the backend's stores above never share a cache line with it).
+    alignas(64) SeqLocked<LockBlockers> blocked_by;
 };
 
 // Global state shared by backends, the sampler and readers.
