@@ -70,6 +70,7 @@ public:
     int32_t level = 0;  // phases of statements currently running (0: between top-level phases)
     bool top_is_fetch = false;    // the top-level statement is FETCH/MOVE
     bool top_ends_block = false;  // the top-level statement is COMMIT/ROLLBACK/PREPARE TRANSACTION
+    bool top_is_execute = false;  // the top-level statement is EXECUTE (runs under the prepared statement's id)
     bool top_fresh = false;       // parse-analyzed at top level, not yet executed
 
     uint64_t queryid() const { return ids.queryid; }
@@ -189,13 +190,16 @@ public:
         }
     }
 
-    // ProcessUtility. `id` is the statement's id (0 if unknown).
-    StatementFrame utility_begin(uint64_t id, bool is_fetch, bool ends_block) {
+    // ProcessUtility. `id` is the statement's id (0 if unknown); an EXECUTE
+    // runs under its prepared statement's id, which under track = all its
+    // ExecutorEnd counts one level down (as pg_stat_statements counts it).
+    StatementFrame utility_begin(uint64_t id, bool is_fetch, bool ends_block, bool is_execute) {
         StatementFrame f = frame();
         if (level == 0) {
             continue_top(id);
             top_is_fetch = is_fetch;
             top_ends_block = ends_block;
+            top_is_execute = is_execute;
         } else if (id != 0) {
             attribute(id, &f);
         }
@@ -206,9 +210,10 @@ public:
     void utility_end(const StatementFrame &f, uint64_t id) {
         level = f.saved_level;
         if (f.saved_level == 0) {
-            if (ids.top_queryid != 0) env.timing_call(ids.top_queryid);
+            if (ids.top_queryid != 0 && !(top_is_execute && env.track_all())) env.timing_call(ids.top_queryid);
             top_execution_done();
             top_is_fetch = false;
+            top_is_execute = false;
         } else if (f.attributed) {
             env.timing_call(id);
             set_queryid(f.saved_queryid);
@@ -264,6 +269,7 @@ private:
         ids.query_start = env.statement_start_time();
         top_is_fetch = false;
         top_ends_block = false;
+        top_is_execute = false;
         top_fresh = false;
         env.publish(ids);
         env.timing_start(id);
@@ -308,6 +314,7 @@ private:
         level = 0;  // an error unwound every hook frame
         top_is_fetch = false;
         top_ends_block = false;
+        top_is_execute = false;
         top_fresh = false;
         env.publish(ids);
         env.timing_end();

@@ -34,6 +34,25 @@ uint64 compat_utility_query_id(const PlannedStmt *pstmt, const char *query_strin
 #endif
 }
 
+bool compat_untracked_utility_id(const Node *stmt, uint64 *id) {
+    *id = 0;
+    if (stmt == nullptr) return false;
+    if (IsA(stmt, ExecuteStmt)) {
+        // The prepared statement as parse analysis left it (with its id);
+        // no lookup error here: EXECUTE of an unknown name fails on its own.
+        const PreparedStatement *ps =
+            FetchPreparedStatement(reinterpret_cast<const ExecuteStmt *>(stmt)->name, false);
+        if (ps != nullptr && ps->plansource != nullptr && ps->plansource->query_list != NIL)
+            *id = compat_queryid(linitial_node(Query, ps->plansource->query_list)->queryId);
+        return true;
+    }
+    if (IsA(stmt, PrepareStmt)) return true;
+#if PG_VERSION_NUM < 170000
+    if (IsA(stmt, DeallocateStmt)) return true;
+#endif
+    return false;
+}
+
 // ---- wait events -------------------------------------------------------------------------
 
 namespace {

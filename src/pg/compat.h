@@ -16,6 +16,8 @@
 //   live in a shared hash that raises an ERROR for an unknown id) and adds
 //   the InjectionPoint class: compat_wait_event_name(),
 //   compat_wait_class_sizes(), compat_register_wait_event().
+// - 17 made pg_stat_statements record DEALLOCATE (15/16 skip it like
+//   PREPARE and EXECUTE): compat_untracked_utility_id().
 // - 18 dropped ExecutorRun_hook's execute_once and made queryId int64:
 //   PSW_EXECUTOR_RUN_PARAMS / PSW_EXECUTOR_RUN_ARGS, compat_queryid().
 // Included by pg.h after PostgreSQL's headers.
@@ -115,6 +117,14 @@ inline uint64 compat_queryid(T id) {
 // same computation parse analysis did, so the id equals pg_stat_statements'.
 // 15: a hash of the statement's text; 16+: the jumble of its parse tree.
 uint64 compat_utility_query_id(const PlannedStmt *pstmt, const char *query_string);
+
+// Utility statements pg_stat_statements never records under their own id,
+// so pg_stat_waits does not either: EXECUTE is recorded as the prepared
+// statement it runs (its executor hooks count it at the EXECUTE's level),
+// PREPARE not at all (it only parses), DEALLOCATE not at all before 17.
+// Returns true for those, with *id set to what their time belongs to: the
+// prepared statement's query id for EXECUTE (0 if it is unknown), else 0.
+bool compat_untracked_utility_id(const Node *stmt, uint64 *id);
 
 // ---- wait events -------------------------------------------------------------------
 

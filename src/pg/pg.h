@@ -16,6 +16,7 @@ extern "C" {
 #include "access/twophase.h"
 #include "access/xact.h"
 #include "catalog/pg_authid.h"
+#include "commands/prepare.h"
 #include "common/hashfn.h"
 #include "executor/executor.h"
 #include "fmgr.h"

@@ -281,5 +281,41 @@ my $checked = sql(q{SELECT count(*) FROM pg_stat_statements
 is($checked, 6, 'six statements to compare');
 is($mismatch, '', 'CPU row calls equal pg_stat_statements calls');
 
+# ---------------------------------------------------------------------------
+# PREPARE / EXECUTE / DEALLOCATE: pg_stat_statements records an EXECUTE as
+# the prepared statement it runs and never records PREPARE (nor DEALLOCATE
+# before 17). Every id pg_stat_waits_queries shows is one pg_stat_statements
+# knows, and the prepared statement's calls and waits are all there.
+for my $track ('top', 'all')
+{
+	sql('SELECT pg_stat_waits_reset(); SELECT pg_stat_statements_reset();');
+	my $s = $node->background_psql('postgres');
+	$s->query_safe("SET pg_stat_waits.timing = on; SET pg_stat_waits.track = '$track'");
+	for (1 .. 3)
+	{
+		$s->query_safe('PREPARE sleeper AS SELECT pg_sleep(0.02)');
+		$s->query_safe('EXECUTE sleeper');
+		$s->query_safe('EXECUTE sleeper');
+		$s->query_safe('DEALLOCATE sleeper');
+	}
+	$s->quit;
+	my $unknown = sql(q{
+		SELECT count(DISTINCT queryid) FROM pg_stat_waits_queries q
+		 WHERE queryid <> 0 AND datid = (SELECT oid FROM pg_database WHERE datname = 'postgres')
+		   AND NOT EXISTS (SELECT FROM pg_stat_statements s WHERE s.queryid = q.queryid)});
+	is($unknown, 0, "track = $track: every queryid of the prepared statements' rows is in pg_stat_statements");
+	my $row = sql(q{
+		SELECT s.calls || ' ' || coalesce(c.calls::text, 'none') || ' ' || coalesce(round(w.total_time)::text, 'none')
+		  FROM pg_stat_statements s
+		  LEFT JOIN pg_stat_waits_queries c ON c.queryid = s.queryid AND c.wait_event_type = 'CPU'
+		  LEFT JOIN pg_stat_waits_queries w ON w.queryid = s.queryid AND w.wait_event = 'PgSleep'
+		 WHERE s.query LIKE 'PREPARE sleeper AS SELECT pg_sleep%' AND s.toplevel});
+	my ($pgss_calls, $calls, $sleep) = split / /, $row;
+	is($pgss_calls, 6, "track = $track: pg_stat_statements counts six executions of the prepared statement");
+	is($calls, 6, "track = $track: its CPU row counts six calls");
+	ok($sleep ne 'none' && $sleep >= 115 && $sleep < 400,
+		"track = $track: its PgSleep time is its six 20 ms sleeps ($sleep ms)");
+}
+
 $node->stop;
 done_testing();

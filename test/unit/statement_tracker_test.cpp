@@ -61,7 +61,7 @@ TEST(StatementTracker, TransactionsInsideARunningStatementDoNotEndIt) {
     // CREATE INDEX CONCURRENTLY: commits and starts transactions while its
     // portal runs, then waits for old snapshots.
     t.parsed(42);
-    StatementFrame f = t.utility_begin(42, false, false);
+    StatementFrame f = t.utility_begin(42, false, false, false);
     t.transaction_end(false, /*in_portal=*/true, false);
     t.transaction_end(false, true, false);
     EXPECT_EQ(t.ids.state, kStmtActive);
@@ -78,7 +78,7 @@ TEST(StatementTracker, TransactionsInsideARunningStatementDoNotEndIt) {
 // level down).
 void procedure_with_commit(Tracker &t, uint64_t call, uint64_t inner) {
     t.parsed(call);
-    StatementFrame u = t.utility_begin(call, false, false);
+    StatementFrame u = t.utility_begin(call, false, false, false);
     for (int i = 0; i < 2; i++) {
         t.parsed(inner);  // SPI parse analysis at level 1: not a new top-level statement
         t.phase_end(t.plan_begin(inner));
@@ -120,11 +120,35 @@ TEST(StatementTracker, ProcedureThatCommitsNestsExactlyTrackAll) {
     EXPECT_EQ(t.env.timing.back(), "end");
 }
 
+// EXECUTE runs under its prepared statement's id (as pg_stat_statements
+// records it) and counts one call per execution, whether the prepared
+// statement's own ExecutorEnd counts it (track = all) or the EXECUTE does.
+void execute_prepared(Tracker &t, uint64_t prepared) {
+    t.parsed(prepared);  // the hooks map EXECUTE's parse analysis to the prepared id
+    StatementFrame u = t.utility_begin(prepared, false, false, /*is_execute=*/true);
+    t.phase_end(t.executor_start_begin(prepared));
+    t.phase_end(t.run_begin(prepared));
+    t.phase_end(t.run_begin(prepared));
+    t.executor_end_done(t.executor_end_begin(prepared), prepared);
+    t.utility_end(u, prepared);
+    t.transaction_end(false, /*in_portal=*/false, false);
+}
+
+TEST(StatementTracker, ExecuteCountsOneCallOfThePreparedStatement) {
+    for (bool all : {false, true}) {
+        Tracker t;
+        t.env.all = all;
+        execute_prepared(t, 70);
+        EXPECT_EQ(t.env.timing, (std::vector<std::string>{"start 70", "call 70", "end"})) << "track all " << all;
+        EXPECT_EQ(t.level, 0);
+    }
+}
+
 TEST(StatementTracker, CaughtErrorRestoresTheBlocksStatement) {
     Tracker t;
     t.env.all = true;
     t.parsed(1);  // DO
-    StatementFrame u = t.utility_begin(1, false, false);
+    StatementFrame u = t.utility_begin(1, false, false, false);
     t.subtransaction_start(2);  // BEGIN ... EXCEPTION block
     // SELECT 1/0 fails while planning: no frame returns.
     t.plan_begin(5);
@@ -172,13 +196,13 @@ TEST(StatementTracker, ExplicitBlockIdleInTransactionKeepsIdsAndCommitBelongsToC
     Tracker t;
     t.env.block = true;
     t.parsed(20);  // BEGIN
-    t.utility_end(t.utility_begin(20, false, false), 20);
+    t.utility_end(t.utility_begin(20, false, false, false), 20);
     EXPECT_EQ(t.ids.state, kStmtIdleInXact);
     simple_select(t, 21);
     EXPECT_EQ(t.ids.state, kStmtIdleInXact);
     EXPECT_EQ(t.queryid(), 21u);
     t.parsed(22);  // COMMIT
-    t.utility_end(t.utility_begin(22, false, /*ends_block=*/true), 22);
+    t.utility_end(t.utility_begin(22, false, /*ends_block=*/true, false), 22);
     EXPECT_EQ(t.ids.state, kStmtActive) << "the commit's WAL flush belongs to COMMIT";
     EXPECT_EQ(t.queryid(), 22u);
     t.env.block = false;
@@ -191,7 +215,7 @@ TEST(StatementTracker, ExplicitBlockIdleInTransactionKeepsIdsAndCommitBelongsToC
 TEST(StatementTracker, UtilityStatementIsOneStatementAndOneCall) {
     Tracker t;
     t.parsed(30);  // SET: parse analysis, then ProcessUtility with the same id
-    t.utility_end(t.utility_begin(30, false, false), 30);
+    t.utility_end(t.utility_begin(30, false, false, false), 30);
     t.transaction_end(false, false, false);
     EXPECT_EQ(t.env.timing, (std::vector<std::string>{"start 30", "call 30", "end"}));
     EXPECT_EQ(t.fresh_top_queryid(), 0u);
@@ -203,7 +227,7 @@ TEST(StatementTracker, FetchChargesTheCursorsQueryTrackTop) {
     Tracker t;
     t.env.block = true;
     t.parsed(40);  // FETCH
-    StatementFrame u = t.utility_begin(40, /*is_fetch=*/true, false);
+    StatementFrame u = t.utility_begin(40, /*is_fetch=*/true, false, false);
     StatementFrame r = t.run_begin(41);  // the cursor's query, one level down
     EXPECT_EQ(t.queryid(), 41u);
     EXPECT_EQ(t.top_queryid(), 40u);

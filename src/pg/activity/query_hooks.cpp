@@ -75,7 +75,13 @@ unsigned long long current_queryid() { return tracker.queryid(); }
 
 static void post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate) {
     if (prev_post_parse_analyze) prev_post_parse_analyze(pstate, query, jstate);
-    if (shared) tracker.parsed(compat_queryid(query->queryId));
+    if (shared == nullptr) return;
+    uint64 id = compat_queryid(query->queryId);
+    // EXECUTE/PREPARE (and DEALLOCATE before 17) start a statement under
+    // the id pg_stat_statements records them by (compat.h).
+    if (query->commandType == CMD_UTILITY && tracker.level == 0)
+        compat_untracked_utility_id(query->utilityStmt, &id);
+    tracker.parsed(id);
 }
 
 // Each hook takes the tracker's fast path (top level, or nested without an
@@ -204,6 +210,23 @@ static bool ends_transaction_block(Node *stmt) {
     }
 }
 
+// The id a top-level utility statement runs under.
+static uint64 top_utility_id(PlannedStmt *pstmt, const char *query_string, uint64 id) {
+    uint64 mapped;
+    if (compat_untracked_utility_id(pstmt->utilityStmt, &mapped)) return mapped;
+    // pg_stat_statements (track_utility) zeroes pstmt->queryId in a plan it
+    // has run once (a cached utility statement); the id is then the one just
+    // parse-analyzed, or else the one the backend reported (COMMIT/END of a
+    // transaction block would otherwise carry no id while it flushes WAL).
+    if (id == 0) id = tracker.fresh_top_queryid();
+    if (id == 0) id = compat_queryid(pgstat_get_my_query_id());
+    // A cached utility statement (extended protocol, e.g. pgbench -M
+    // prepared END) with nothing reported: recompute its id as parse
+    // analysis did.
+    if (id == 0) id = compat_utility_query_id(pstmt, query_string);
+    return id;
+}
+
 static void process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
                             ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
                             DestReceiver *dest, QueryCompletion *qc) {
@@ -212,20 +235,10 @@ static void process_utility(PlannedStmt *pstmt, const char *query_string, bool r
     if (shared) {
         if (tracker.level == 0) {
             Node *stmt = pstmt->utilityStmt;
-            // pg_stat_statements (track_utility) zeroes pstmt->queryId in a
-            // plan it has run once (a cached utility statement); the id is
-            // then the one just parse-analyzed, or else the one the backend
-            // reported (COMMIT/END of a transaction block would otherwise
-            // carry no id while it flushes WAL).
-            if (id == 0) id = tracker.fresh_top_queryid();
-            if (id == 0) id = compat_queryid(pgstat_get_my_query_id());
-            // A cached utility statement (extended protocol, e.g. pgbench -M
-            // prepared END) with nothing reported: recompute its id as parse
-            // analysis did.
-            if (id == 0) id = compat_utility_query_id(pstmt, query_string);
-            f = tracker.utility_begin(id, IsA(stmt, FetchStmt), ends_transaction_block(stmt));
+            id = top_utility_id(pstmt, query_string, id);
+            f = tracker.utility_begin(id, IsA(stmt, FetchStmt), ends_transaction_block(stmt), IsA(stmt, ExecuteStmt));
         } else {
-            f = tracker.utility_begin(id, false, false);
+            f = tracker.utility_begin(id, false, false, false);
         }
     }
     if (prev_process_utility)
