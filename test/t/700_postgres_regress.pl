@@ -4,8 +4,7 @@
 # pg_stat_waits recorded must add up:
 # - no statement's CPU row was clamped: its waits never exceed its elapsed
 #   time (the view shows CPU = elapsed - waits, 0 where waits were larger);
-# - the queryids pg_stat_statements does not know are counted (see below:
-#   not yet an assertion).
+# - every queryid with a completed execution is one pg_stat_statements knows.
 # Long mode only (./run test --long, CI), and only where the server's build
 # tree is at hand (PostgreSQL 18 built by tools/pg/build_postgres18.sh).
 use strict;
@@ -60,21 +59,27 @@ my $clamped = $node->safe_psql('postgres', q{
 	SELECT count(*) || ' of ' || (SELECT count(*) FROM s WHERE cpu IS NOT NULL)
 	  FROM s WHERE cpu = 0 AND waits > 0.01});
 like($clamped, qr/^0 of [1-9]/, "waits + CPU = elapsed: no statement's waits exceed its elapsed time ($clamped clamped)");
-# Queryids pg_stat_statements does not know. Not asserted (yet): it never
-# records a statement that failed (the suite runs thousands on purpose, and
-# pg_stat_waits keeps their time), and it skips PREPARE/EXECUTE/DEALLOCATE
-# as utility statements; telling those apart from a wrong id needs the
-# statement's text, which pg_stat_waits does not keep. The counts are noted
-# for the record: ids whose statement never completed (no counted call)
-# versus the rest.
-my $missing = $node->safe_psql('postgres', q{
-	WITH ids AS (
+# Queryids pg_stat_statements does not know. It records a statement when an
+# execution completes, under the id pg_stat_waits uses too (EXECUTE as its
+# prepared statement, PREPARE under none): every id with a completed
+# execution (a counted call) must be there. A statement whose every
+# execution failed (the suite runs thousands on purpose) is never in
+# pg_stat_statements; pg_stat_waits keeps its waits with calls = 0, and the
+# count of those is noted.
+my $ids = $node->safe_psql('postgres', q{
+	CREATE TEMP TABLE ids AS
 	  SELECT queryid, sum(calls) FILTER (WHERE wait_event_type = 'CPU') AS completed
-	    FROM pg_stat_waits_queries WHERE queryid IS NOT NULL AND queryid <> 0 GROUP BY 1)
-	SELECT count(*) || ' of ' || (SELECT count(*) FROM ids) || ' ids, '
-	       || count(*) FILTER (WHERE coalesce(completed, 0) = 0) || ' of them never completed'
+	    FROM pg_stat_waits_queries WHERE queryid IS NOT NULL AND queryid <> 0 GROUP BY 1;
+	SELECT count(*) FILTER (WHERE coalesce(completed, 0) > 0) || ' ' || count(*) FROM ids;
+	SELECT count(*) FILTER (WHERE coalesce(completed, 0) > 0) || ' ' || count(*)
 	  FROM ids WHERE NOT EXISTS (SELECT FROM pg_stat_statements s WHERE s.queryid = ids.queryid)});
-note "queryids of pg_stat_waits_queries unknown to pg_stat_statements: $missing";
+my ($all_line, $missing_line) = split /\n/, $ids;
+my ($completed_ids, $all_ids) = split / /, $all_line;
+my ($missing_completed, $missing_all) = split / /, $missing_line;
+cmp_ok($completed_ids, '>', 1000, "ids with a completed execution ($completed_ids of $all_ids)");
+is($missing_completed, 0,
+	"every queryid with a completed execution is in pg_stat_statements ($missing_completed of $completed_ids missing)");
+note "ids whose every execution failed (never in pg_stat_statements): " . ($missing_all - $missing_completed);
 # (pg_stat_statements.max is large enough that it evicted nothing, so a
 # missing id is not an evicted one.)
 is($node->safe_psql('postgres', 'SELECT dealloc FROM pg_stat_statements_info'), 0,
