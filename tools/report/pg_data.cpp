@@ -305,7 +305,7 @@ TopSnapshot Server::read_top() {
            "a.queryid::text, extract(epoch FROM now() - a.query_start)::float8, "
            "coalesce(left(s.query, 300), ''), count(*) OVER (), "
            // blockers is new in 1.1: read through jsonb so that 1.0 answers NULL
-           "array_to_string(ARRAY(SELECT jsonb_array_elements_text(to_jsonb(a) -> 'blockers')), ',') "
+           "translate(to_jsonb(a) ->> 'blockers', '[] ', '') "
            "FROM " + qualified("pg_stat_waits_activity") + " a LEFT JOIN pg_stat_activity s ON s.pid = a.pid "
            "ORDER BY a.query_start NULLS LAST, a.pid");
     const int self = c.backendpid();
