@@ -16,6 +16,9 @@
 //   live in a shared hash that raises an ERROR for an unknown id) and adds
 //   the InjectionPoint class: compat_wait_event_name(),
 //   compat_wait_class_sizes(), compat_register_wait_event().
+// - 16 turned the lock manager's SHM_QUEUE / PROC_QUEUE lists (LOCK.procLocks,
+//   LOCK.waitProcs, PGPROC.links) into dlists: compat_for_each_proclock(),
+//   compat_for_each_lock_waiter().
 // - 18 dropped ExecutorRun_hook's execute_once and made queryId int64:
 //   PSW_EXECUTOR_RUN_PARAMS / PSW_EXECUTOR_RUN_ARGS, compat_queryid().
 // Included by pg.h after PostgreSQL's headers.
@@ -140,5 +143,43 @@ const char *compat_wait_event_type(uint32 info);
 // the error is logged). Needs shared memory and a PGPROC, and must run
 // outside a transaction (it may release all LWLocks after an error).
 uint32 compat_register_wait_event(const char *name);
+
+// ---- lock manager ----------------------------------------------------------------
+
+// Calls visit(PROCLOCK *) for each holder or waiter entry of lock. The
+// caller holds the lock's partition LWLock.
+template <typename Visit>
+inline void compat_for_each_proclock(LOCK *lock, Visit &&visit) {
+#if PG_VERSION_NUM >= 160000
+    dlist_iter it;
+    dlist_foreach(it, &lock->procLocks) visit(dlist_container(PROCLOCK, lockLink, it.cur));
+#else
+    SHM_QUEUE *head = &lock->procLocks;
+    PROCLOCK *pl = reinterpret_cast<PROCLOCK *>(SHMQueueNext(head, head, offsetof(PROCLOCK, lockLink)));
+    while (pl != nullptr) {
+        visit(pl);
+        pl = reinterpret_cast<PROCLOCK *>(SHMQueueNext(head, &pl->lockLink, offsetof(PROCLOCK, lockLink)));
+    }
+#endif
+}
+
+// Calls visit(PGPROC *) for each process in lock's wait queue, in queue
+// order, until visit returns false. The caller holds the partition LWLock.
+template <typename Visit>
+inline void compat_for_each_lock_waiter(LOCK *lock, Visit &&visit) {
+#if PG_VERSION_NUM >= 160000
+    dlist_iter it;
+    dclist_foreach(it, &lock->waitProcs) {
+        if (!visit(dlist_container(PGPROC, links, it.cur))) return;
+    }
+#else
+    // PGPROC.links is the first member: the queue links PGPROCs directly.
+    PGPROC *p = reinterpret_cast<PGPROC *>(lock->waitProcs.links.next);
+    for (int i = 0; i < lock->waitProcs.size; i++) {
+        if (!visit(p)) return;
+        p = reinterpret_cast<PGPROC *>(p->links.next);
+    }
+#endif
+}
 
 }  // namespace psw

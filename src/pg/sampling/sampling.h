@@ -79,7 +79,8 @@ struct SamplingShared {
     // switch lookups off there, to compare).
     uint32 blocker_lookup_off;
     int64 blocker_lookups;
-    int64 blocker_lookup_ns;  // wall time inside the lookups (lock-manager hold and a little more)
+    int64 blocker_lookup_ns;  // wall time of the lookups, waiting for the partition LWLock included
+    int64 blocker_hold_ns;    // time the partition LWLock was held
 };
 
 extern SamplingShared *sampling;

@@ -19,7 +19,7 @@ PG_MODULE_MAGIC;
 typedef int32 (*request_fault_fn) (void);
 typedef double (*bench_wrapper_fn) (int mode, int64 n);
 typedef int32 (*blocker_lookup_fn) (int32 on);
-typedef void (*blocker_stats_fn) (int64 *lookups, int64 *ns);
+typedef void (*blocker_stats_fn) (int64 *lookups, int64 *ns, int64 *hold_ns);
 typedef int32 (*blocked_by_fn) (int32 pid, int64 *query_start, int64 *seen_at, int32 *pids, int32 max);
 
 static void *
@@ -94,7 +94,10 @@ pg_stat_waits_blocker_lookup(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(set(PG_GETARG_BOOL(0) ? 1 : 0) != 0);
 }
 
-/* Lookups the sampler made since start and the milliseconds spent in them. */
+/*
+ * Lookups the sampler made since start, the milliseconds they took (waiting
+ * for the partition LWLock included) and the milliseconds it held that lock.
+ */
 PG_FUNCTION_INFO_V1(pg_stat_waits_blocker_stats);
 Datum
 pg_stat_waits_blocker_stats(PG_FUNCTION_ARGS)
@@ -102,17 +105,19 @@ pg_stat_waits_blocker_stats(PG_FUNCTION_ARGS)
 	blocker_stats_fn get;
 	int64		lookups = 0;
 	int64		ns = 0;
+	int64		hold_ns = 0;
 	TupleDesc	tupdesc;
-	Datum		values[2];
-	bool		nulls[2] = {false, false};
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
 
 	require_superuser("pg_stat_waits_blocker_stats");
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	get = (blocker_stats_fn) product_symbol("pg_stat_waits_test_blocker_stats");
-	get(&lookups, &ns);
+	get(&lookups, &ns, &hold_ns);
 	values[0] = Int64GetDatum(lookups);
 	values[1] = Float8GetDatum((double) ns / 1e6);
+	values[2] = Float8GetDatum((double) hold_ns / 1e6);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
