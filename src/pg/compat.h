@@ -151,8 +151,10 @@ uint32 compat_register_wait_event(const char *name);
 template <typename Visit>
 inline void compat_for_each_proclock(LOCK *lock, Visit &&visit) {
 #if PG_VERSION_NUM >= 160000
-    dlist_iter it;
-    dlist_foreach(it, &lock->procLocks) visit(dlist_container(PROCLOCK, lockLink, it.cur));
+    // By hand: dlist_foreach and dlist_container type-check with a C-only builtin.
+    dlist_head *head = &lock->procLocks;
+    for (dlist_node *cur = head->head.next; cur != nullptr && cur != &head->head; cur = cur->next)
+        visit(reinterpret_cast<PROCLOCK *>(reinterpret_cast<char *>(cur) - offsetof(PROCLOCK, lockLink)));
 #else
     SHM_QUEUE *head = &lock->procLocks;
     PROCLOCK *pl = reinterpret_cast<PROCLOCK *>(SHMQueueNext(head, head, offsetof(PROCLOCK, lockLink)));
@@ -168,9 +170,9 @@ inline void compat_for_each_proclock(LOCK *lock, Visit &&visit) {
 template <typename Visit>
 inline void compat_for_each_lock_waiter(LOCK *lock, Visit &&visit) {
 #if PG_VERSION_NUM >= 160000
-    dlist_iter it;
-    dclist_foreach(it, &lock->waitProcs) {
-        if (!visit(dlist_container(PGPROC, links, it.cur))) return;
+    dlist_head *head = &lock->waitProcs.dlist;
+    for (dlist_node *cur = head->head.next; cur != nullptr && cur != &head->head; cur = cur->next) {
+        if (!visit(reinterpret_cast<PGPROC *>(reinterpret_cast<char *>(cur) - offsetof(PGPROC, links)))) return;
     }
 #else
     // PGPROC.links is the first member: the queue links PGPROCs directly.
