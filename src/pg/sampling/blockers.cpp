@@ -49,6 +49,7 @@ struct Candidate {
     int32 pid;
     uint32 wait;
     TimestampTz query_start;
+    bool tried;  // looked up in this tick already
 };
 
 static LookupCache *cache = nullptr;
@@ -77,7 +78,7 @@ void blockers_init(uint32 n) {
 
 void note_lock_wait(uint32 sample_index, uint32 procno, int32 pid, TimestampTz query_start, uint32 wait) {
     if (ncandidates >= capacity || procno >= capacity) return;
-    candidates[ncandidates++] = {sample_index, procno, pid, wait, query_start};
+    candidates[ncandidates++] = {sample_index, procno, pid, wait, query_start, false};
 }
 
 // The PGPROC of a live pid, found the sampler's way (plain loads, no lock).
@@ -142,15 +143,16 @@ static bool blocking_pids(uint32 procno, int32 pid, int32 *pids, int max, int *n
 }
 
 // The blockers of candidate c, each with its state, wait, role and queryid
-// read right after (lock-free, as the sampler reads every process).
-static void lookup(const Candidate &c, TimestampTz now, LockBlockers *out) {
+// read right after (lock-free, as the sampler reads every process). False
+// when it no longer waits (granted since it was sampled): nothing to say.
+static bool lookup(const Candidate &c, TimestampTz now, LockBlockers *out) {
     memset(out, 0, sizeof(*out));
     out->query_start = c.query_start;
     out->seen_at = now;
     int32 pids[kMaxLockBlockers];
     int n = 0;
     uint32 total = 0;
-    (void)blocking_pids(c.procno, c.pid, pids, kMaxLockBlockers, &n, &total);
+    if (!blocking_pids(c.procno, c.pid, pids, kMaxLockBlockers, &n, &total)) return false;
     out->count = total;
     for (int i = 0; i < n; i++) {
         LockBlocker &b = out->blockers[i];
@@ -163,6 +165,7 @@ static void lookup(const Candidate &c, TimestampTz now, LockBlockers *out) {
             b.queryid = s.queryid;
         }
     }
+    return true;
 }
 
 static bool same_blockers(const LockBlockers &a, const LockBlockers &b) {
@@ -197,6 +200,7 @@ void resolve_blockers(TimestampTz now, HistorySample *samples) {
                 int best = -1;
                 for (uint32 i = 0; i < n; i++) {
                     const Candidate &c = candidates[i];
+                    if (c.tried) continue;
                     const LookupCache &k = cache[c.procno];
                     bool same_exec = k.looked_ns != 0 && k.pid == c.pid && k.query_start == c.query_start;
                     int due = !same_exec || k.wait != c.wait ? 2
@@ -205,11 +209,12 @@ void resolve_blockers(TimestampTz now, HistorySample *samples) {
                     if (best < 0 || k.looked_ns < cache[candidates[best].procno].looked_ns) best = static_cast<int>(i);
                 }
                 if (best < 0) break;
-                const Candidate &c = candidates[best];
+                Candidate &c = candidates[best];
+                c.tried = true;
                 LookupCache &k = cache[c.procno];
                 tokens -= 1.0;
                 LockBlockers found;
-                lookup(c, now, &found);
+                if (!lookup(c, now, &found)) continue;
                 shared->slots[c.procno].blocked_by.write([&](LockBlockers &d) { d = found; });
                 bool new_exec = !(k.looked_ns != 0 && k.pid == c.pid && k.query_start == c.query_start);
                 // A record is needed when the result changed, or when the
