@@ -58,3 +58,44 @@ GRANT SELECT ON pg_stat_waits_queries TO PUBLIC;
 -- benchmark are in the test module pg_stat_waits_test.
 DROP FUNCTION pg_stat_waits_inject_sampler_fault();
 DROP FUNCTION pg_stat_waits_bench_wrapper(text, bigint);
+
+-- Executions told apart and lock blockers: pg_stat_waits_history gains
+-- query_start, blockers and blocker_details; pg_stat_waits_activity gains
+-- blockers; pg_stat_waits_execution_profile() is new.
+DROP VIEW pg_stat_waits_activity;
+DROP FUNCTION pg_stat_waits_activity_internal();
+CREATE FUNCTION pg_stat_waits_activity_internal(
+    OUT pid int, OUT leader_pid int, OUT backend_type text, OUT datid oid, OUT usesysid oid,
+    OUT state text, OUT wait_event_type text, OUT wait_event text, OUT wait_time float8,
+    OUT queryid bigint, OUT top_queryid bigint, OUT query_start timestamptz, OUT blockers int[])
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_activity_internal';
+
+CREATE VIEW pg_stat_waits_activity AS
+    SELECT * FROM pg_stat_waits_activity_internal();
+GRANT SELECT ON pg_stat_waits_activity TO PUBLIC;
+
+DROP VIEW pg_stat_waits_history;
+DROP FUNCTION pg_stat_waits_history_internal();
+CREATE FUNCTION pg_stat_waits_history_internal(
+    OUT sample_time timestamptz, OUT pid int, OUT leader_pid int, OUT backend_type text,
+    OUT datid oid, OUT usesysid oid, OUT state text, OUT wait_event_type text, OUT wait_event text,
+    OUT queryid bigint, OUT top_queryid bigint, OUT query_start timestamptz, OUT blockers int[],
+    OUT blocker_details jsonb)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_history_internal';
+
+CREATE VIEW pg_stat_waits_history AS
+    SELECT * FROM pg_stat_waits_history_internal();
+GRANT SELECT ON pg_stat_waits_history TO PUBLIC;
+
+CREATE FUNCTION pg_stat_waits_execution_profile(pid int, query_start timestamptz,
+    OUT wait_event_type text, OUT wait_event text, OUT samples bigint, OUT est_time float8)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_execution_profile';

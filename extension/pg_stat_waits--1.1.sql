@@ -12,7 +12,7 @@ REVOKE ALL ON FUNCTION pg_stat_waits_require_preload() FROM PUBLIC;
 CREATE FUNCTION pg_stat_waits_activity_internal(
     OUT pid int, OUT leader_pid int, OUT backend_type text, OUT datid oid, OUT usesysid oid,
     OUT state text, OUT wait_event_type text, OUT wait_event text, OUT wait_time float8,
-    OUT queryid bigint, OUT top_queryid bigint, OUT query_start timestamptz)
+    OUT queryid bigint, OUT top_queryid bigint, OUT query_start timestamptz, OUT blockers int[])
     RETURNS SETOF record
     LANGUAGE C VOLATILE PARALLEL RESTRICTED
     SET search_path = pg_catalog, pg_temp
@@ -140,11 +140,14 @@ GRANT EXECUTE ON FUNCTION pg_stat_waits_bar(float8, int) TO PUBLIC;
 -- Sampling: history ring, profile, top, timeline, reset.
 -- ===========================================================================
 
--- Raw samples, oldest first.
+-- Raw samples, oldest first. query_start tells one execution's samples
+-- from the next run's; blockers and blocker_details name who held the lock
+-- of a sample in a Lock wait.
 CREATE FUNCTION pg_stat_waits_history_internal(
     OUT sample_time timestamptz, OUT pid int, OUT leader_pid int, OUT backend_type text,
     OUT datid oid, OUT usesysid oid, OUT state text, OUT wait_event_type text, OUT wait_event text,
-    OUT queryid bigint, OUT top_queryid bigint)
+    OUT queryid bigint, OUT top_queryid bigint, OUT query_start timestamptz, OUT blockers int[],
+    OUT blocker_details jsonb)
     RETURNS SETOF record
     LANGUAGE C VOLATILE PARALLEL RESTRICTED
     SET search_path = pg_catalog, pg_temp
@@ -152,6 +155,14 @@ CREATE FUNCTION pg_stat_waits_history_internal(
 
 CREATE VIEW pg_stat_waits_history AS
     SELECT * FROM pg_stat_waits_history_internal();
+
+-- The sampled profile of one execution (pid, query_start) still in the history.
+CREATE FUNCTION pg_stat_waits_execution_profile(pid int, query_start timestamptz,
+    OUT wait_event_type text, OUT wait_event text, OUT samples bigint, OUT est_time float8)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_execution_profile';
 
 -- Samples since reset by (backend type, database, user, query, wait event).
 CREATE FUNCTION pg_stat_waits_profile_internal(

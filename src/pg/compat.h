@@ -18,6 +18,9 @@
 //   compat_wait_class_sizes(), compat_register_wait_event().
 // - 17 made pg_stat_statements record DEALLOCATE (15/16 skip it like
 //   PREPARE and EXECUTE): compat_untracked_utility_id().
+// - 16 turned the lock manager's SHM_QUEUE / PROC_QUEUE lists (LOCK.procLocks,
+//   LOCK.waitProcs, PGPROC.links) into dlists: compat_for_each_proclock(),
+//   compat_for_each_lock_waiter().
 // - 18 dropped ExecutorRun_hook's execute_once and made queryId int64:
 //   PSW_EXECUTOR_RUN_PARAMS / PSW_EXECUTOR_RUN_ARGS, compat_queryid().
 // Included by pg.h after PostgreSQL's headers.
@@ -150,5 +153,45 @@ const char *compat_wait_event_type(uint32 info);
 // the error is logged). Needs shared memory and a PGPROC, and must run
 // outside a transaction (it may release all LWLocks after an error).
 uint32 compat_register_wait_event(const char *name);
+
+// ---- lock manager ----------------------------------------------------------------
+
+// Calls visit(PROCLOCK *) for each holder or waiter entry of lock. The
+// caller holds the lock's partition LWLock.
+template <typename Visit>
+inline void compat_for_each_proclock(LOCK *lock, Visit &&visit) {
+#if PG_VERSION_NUM >= 160000
+    // By hand: dlist_foreach and dlist_container type-check with a C-only builtin.
+    dlist_head *head = &lock->procLocks;
+    for (dlist_node *cur = head->head.next; cur != nullptr && cur != &head->head; cur = cur->next)
+        visit(reinterpret_cast<PROCLOCK *>(reinterpret_cast<char *>(cur) - offsetof(PROCLOCK, lockLink)));
+#else
+    SHM_QUEUE *head = &lock->procLocks;
+    PROCLOCK *pl = reinterpret_cast<PROCLOCK *>(SHMQueueNext(head, head, offsetof(PROCLOCK, lockLink)));
+    while (pl != nullptr) {
+        visit(pl);
+        pl = reinterpret_cast<PROCLOCK *>(SHMQueueNext(head, &pl->lockLink, offsetof(PROCLOCK, lockLink)));
+    }
+#endif
+}
+
+// Calls visit(PGPROC *) for each process in lock's wait queue, in queue
+// order, until visit returns false. The caller holds the partition LWLock.
+template <typename Visit>
+inline void compat_for_each_lock_waiter(LOCK *lock, Visit &&visit) {
+#if PG_VERSION_NUM >= 160000
+    dlist_head *head = &lock->waitProcs.dlist;
+    for (dlist_node *cur = head->head.next; cur != nullptr && cur != &head->head; cur = cur->next) {
+        if (!visit(reinterpret_cast<PGPROC *>(reinterpret_cast<char *>(cur) - offsetof(PGPROC, links)))) return;
+    }
+#else
+    // PGPROC.links is the first member: the queue links PGPROCs directly.
+    PGPROC *p = reinterpret_cast<PGPROC *>(lock->waitProcs.links.next);
+    for (int i = 0; i < lock->waitProcs.size; i++) {
+        if (!visit(p)) return;
+        p = reinterpret_cast<PGPROC *>(p->links.next);
+    }
+#endif
+}
 
 }  // namespace psw

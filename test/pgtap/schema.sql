@@ -1,10 +1,10 @@
 -- Schema of pg_stat_waits objects: columns, types, privileges.
 BEGIN;
-SELECT plan(35);
+SELECT plan(36);
 
 SELECT has_view('pg_stat_waits_activity');
 SELECT columns_are('pg_stat_waits_activity', ARRAY['pid', 'leader_pid', 'backend_type', 'datid', 'usesysid',
-  'state', 'wait_event_type', 'wait_event', 'wait_time', 'queryid', 'top_queryid', 'query_start']);
+  'state', 'wait_event_type', 'wait_event', 'wait_time', 'queryid', 'top_queryid', 'query_start', 'blockers']);
 SELECT col_type_is('pg_stat_waits_activity', 'pid', 'integer');
 SELECT col_type_is('pg_stat_waits_activity', 'leader_pid', 'integer');
 SELECT col_type_is('pg_stat_waits_activity', 'backend_type', 'text');
@@ -17,6 +17,7 @@ SELECT col_type_is('pg_stat_waits_activity', 'wait_time', 'double precision');
 SELECT col_type_is('pg_stat_waits_activity', 'queryid', 'bigint');
 SELECT col_type_is('pg_stat_waits_activity', 'top_queryid', 'bigint');
 SELECT col_type_is('pg_stat_waits_activity', 'query_start', 'timestamp with time zone');
+SELECT col_type_is('pg_stat_waits_activity', 'blockers', 'integer[]');
 
 SELECT has_view('pg_stat_waits_status');
 SELECT col_type_is('pg_stat_waits_status', 'sampler_pid', 'integer');

@@ -59,6 +59,11 @@ main() {
   expect "top shows the sleeping session with Timeout:PgSleep" \
          grep -Eq "^${sleeper_pid:-none} .*Timeout:PgSleep" "$tmp/top1.screen"
   expect "top shows the blocked session waiting on Lock" grep -Eq "Lock:(transactionid|tuple)" "$tmp/top1.screen"
+  # Whoever holds the row's tuple lock waits for the holder's transaction:
+  # its line names the holder under BLOCKED BY.
+  local holder_pid
+  holder_pid=$(psql -X -At -d $db -c "SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(8)'")
+  expect "top names the row lock's holder as a blocker" grep -qF "←${holder_pid:-none}" "$tmp/top1.screen"
   expect "top lists the last minute's waits" \
          bash -c "sed -n '/TOP WAITS/,/^PID/p' '$tmp/top1.screen' | grep -q '%'"
   tmux -L "$sock" send-keys -t top q

@@ -42,6 +42,14 @@ SELECT pg_stat_waits_bar(0.5, 100000);
 SELECT pg_stat_waits_bar('NaN');
 SELECT length(pg_stat_waits_bar(0.5, 10)) AS ten_cells;
 
+-- pg_stat_waits_execution_profile(pid, query_start)
+SELECT * FROM pg_stat_waits_execution_profile(NULL, now());
+SELECT * FROM pg_stat_waits_execution_profile(pg_backend_pid(), NULL);
+SELECT * FROM pg_stat_waits_execution_profile(0, now());
+SELECT * FROM pg_stat_waits_execution_profile(-5, now());
+SELECT * FROM pg_stat_waits_execution_profile(pg_backend_pid(), 'infinity');
+SELECT count(*) AS no_such_run FROM pg_stat_waits_execution_profile(pg_backend_pid(), '2000-01-01');
+
 -- pg_stat_waits_bench_wrapper(mode, n), from the test module
 CREATE EXTENSION pg_stat_waits_test;
 SELECT pg_stat_waits_bench_wrapper('bogus', 10);

@@ -261,6 +261,7 @@ TEST(Top, ScreenFitsTheTerminal) {
         x.wait_event_type = i % 2 ? "Lock" : "CPU";
         x.wait_event = i % 2 ? "transactionid" : "CPU";
         x.query = "UPDATE t SET v = v + 1\nWHERE id = 1 -- é";
+        if (i % 2) x.blockers = {1000 + i - 1};
         s.sessions.push_back(x);
     }
     auto lines = render_top_screen(s, 80, 24);
@@ -274,6 +275,10 @@ TEST(Top, ScreenFitsTheTerminal) {
     EXPECT_NE(lines.back().find("more"), std::string::npos);
     EXPECT_NE(lines[5].find("transactionid"), std::string::npos);
     EXPECT_NE(lines[5].find("60.0%"), std::string::npos);
+    // A blocked session names its blocker within 80 columns.
+    bool blocked_shown = false;
+    for (const auto &l : lines) blocked_shown = blocked_shown || l.find("←1000") != std::string::npos;
+    EXPECT_TRUE(blocked_shown);
 
     s.top_av = Availability{};
     s.top_av.missing_object = "pg_stat_waits_top";
@@ -282,6 +287,15 @@ TEST(Top, ScreenFitsTheTerminal) {
     bool na = false;
     for (const auto &l : plain) na = na || l.find(kNotAvailable) != std::string::npos;
     EXPECT_TRUE(na);
+}
+
+TEST(Top, BlockerPids) {
+    EXPECT_EQ(parse_pid_list(""), std::vector<int>{});
+    EXPECT_EQ(parse_pid_list("12"), std::vector<int>{12});
+    EXPECT_EQ(parse_pid_list("12,345"), (std::vector<int>{12, 345}));
+    EXPECT_EQ(parse_pid_list("12,x,7,"), (std::vector<int>{12, 7}));
+    EXPECT_EQ(blockers_cell({}), "");
+    EXPECT_EQ(blockers_cell({12, 345}), "←12,345");
 }
 
 }  // namespace

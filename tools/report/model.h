@@ -118,6 +118,7 @@ struct Session {
     std::string queryid;
     std::optional<double> running_s;
     std::string query;  // from pg_stat_activity, same pid
+    std::vector<int> blockers;  // pids holding the lock it waits for (Lock waits only)
 };
 
 struct TopSnapshot {

@@ -1,4 +1,5 @@
 #include "pg_data.h"
+#include "top_screen.h"
 
 #include <libpq-fe.h>
 
@@ -302,7 +303,9 @@ TopSnapshot Server::read_top() {
     pqxx::result a = run(
         c, "SELECT a.pid, a.backend_type, coalesce(a.state, ''), a.wait_event_type, a.wait_event, a.wait_time, "
            "a.queryid::text, extract(epoch FROM now() - a.query_start)::float8, "
-           "coalesce(left(s.query, 300), ''), count(*) OVER () "
+           "coalesce(left(s.query, 300), ''), count(*) OVER (), "
+           // blockers is new in 1.1: read through jsonb so that 1.0 answers NULL
+           "translate(to_jsonb(a) ->> 'blockers', '[] ', '') "
            "FROM " + qualified("pg_stat_waits_activity") + " a LEFT JOIN pg_stat_activity s ON s.pid = a.pid "
            "ORDER BY a.query_start NULLS LAST, a.pid");
     const int self = c.backendpid();
@@ -324,6 +327,7 @@ TopSnapshot Server::read_top() {
         x.queryid = str(row[6]);
         if (!row[7].is_null()) x.running_s = dbl(row[7]);
         x.query = str(row[8]);
+        x.blockers = parse_pid_list(str(row[10]));
         s.sessions.push_back(std::move(x));
     }
     s.top_av.available = has("pg_stat_waits_top");

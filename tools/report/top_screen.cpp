@@ -39,6 +39,28 @@ std::string block_bar(double fraction, int width) {
     return out;
 }
 
+std::vector<int> parse_pid_list(const std::string &s) {
+    std::vector<int> out;
+    size_t start = 0;
+    while (start <= s.size()) {
+        size_t end = s.find(',', start);
+        if (end == std::string::npos) end = s.size();
+        std::string token = s.substr(start, end - start);
+        bool digits = !token.empty() && token.size() <= 9 &&
+                      token.find_first_not_of("0123456789") == std::string::npos;
+        if (digits) out.push_back(std::stoi(token));
+        start = end + 1;
+    }
+    return out;
+}
+
+std::string blockers_cell(const std::vector<int> &pids) {
+    if (pids.empty()) return "";
+    std::string out = "←";
+    for (size_t i = 0; i < pids.size(); i++) out += (i ? "," : "") + std::to_string(pids[i]);
+    return out;
+}
+
 namespace {
 
 std::string pad(const std::string &s, size_t w) {
@@ -88,7 +110,8 @@ std::vector<std::string> render_top_screen(const TopSnapshot &s, int width, int 
     }
     L.push_back("");
 
-    L.push_back(pad("PID", 8) + pad("TYPE", 16) + pad("STATE", 15) + pad("WAIT", 28) + pad("WAIT MS", 9) +
+    L.push_back(pad("PID", 8) + pad("TYPE", 16) + pad("STATE", 15) + pad("WAIT", 28) + pad("BLOCKED BY", 13) +
+                pad("WAIT MS", 9) +
                 pad("RUNNING", 9) + pad("QUERYID", 21) + "QUERY");
     size_t room = s.sessions.size();
     if (height > 0) {
@@ -99,7 +122,7 @@ std::vector<std::string> render_top_screen(const TopSnapshot &s, int width, int 
         const auto &x = s.sessions[i];
         std::string wait = x.wait_event_type.empty() ? "" : x.wait_event_type + ":" + x.wait_event;
         L.push_back(pad(std::to_string(x.pid), 8) + pad(x.backend_type, 16) + pad(x.state, 15) + pad(wait, 28) +
-                    pad(x.wait_ms ? fmt("%.1f", *x.wait_ms) : "", 9) +
+                    pad(blockers_cell(x.blockers), 13) + pad(x.wait_ms ? fmt("%.1f", *x.wait_ms) : "", 9) +
                     pad(x.running_s ? fmt("%.1fs", *x.running_s) : "", 9) + pad(x.queryid, 21) +
                     one_line(x.query));
     }

@@ -9,7 +9,7 @@ namespace psw {
 
 enum ActivityColumn {
     kActPid, kActLeaderPid, kActBackendType, kActDatid, kActUsesysid, kActState, kActWaitEventType,
-    kActWaitEvent, kActWaitTime, kActQueryid, kActTopQueryid, kActQueryStart, kActColumns
+    kActWaitEvent, kActWaitTime, kActQueryid, kActTopQueryid, kActQueryStart, kActBlockers, kActColumns
 };
 
 static void put_activity_row(ReturnSetInfo *rsinfo, const ProcSample &s) {
@@ -54,6 +54,11 @@ static void put_activity_row(ReturnSetInfo *rsinfo, const ProcSample &s) {
     nulls[kActTopQueryid] = !visible || s.top_queryid == 0;
     values[kActQueryStart] = TimestampTzGetDatum(s.query_start);
     nulls[kActQueryStart] = !visible || s.query_start == 0 || s.state == kStateIdle;
+    // Live lock chain, only for rows in a heavyweight-lock wait: what
+    // pg_blocking_pids() says now (it takes the lock manager's locks once
+    // per such row, in the reading backend).
+    nulls[kActBlockers] = (s.wait_event_info & 0xFF000000U) != PG_WAIT_LOCK;
+    if (!nulls[kActBlockers]) values[kActBlockers] = DirectFunctionCall1(pg_blocking_pids, Int32GetDatum(s.pid));
 
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }

@@ -36,9 +36,19 @@ static Size header_size() { return MAXALIGN(sizeof(SamplingShared)); }
 static Size history_size() { return MAXALIGN(SampleRing<HistorySample>::bytes(static_cast<uint64>(guc_history_size))); }
 static Size profile_size() { return MAXALIGN(FixedHashTable<ProfileKey>::bytes(static_cast<uint64>(guc_profile_max))); }
 static Size buckets_size() { return MAXALIGN(MinuteBuckets::bytes(MinuteBuckets::kDefaultBuckets)); }
+static Size blockers_size() {
+    return MAXALIGN(SampleRing<BlockerRecord>::bytes(blocker_ring_capacity(static_cast<uint64>(guc_history_size))));
+}
+
+// One record per blocker lookup whose result changed, at most one lookup per
+// blocked process per 100 ms: an eighth of the history's capacity covers the
+// history's time span unless most sampled processes change blockers all the
+// time (then the oldest samples lose their blockers first: NULL, not wrong).
+uint64 blocker_ring_capacity(uint64 history_size) { return history_size / 8 + 64; }
 
 static Size sampling_size() {
-    return add_size(add_size(header_size(), history_size()), add_size(profile_size(), buckets_size()));
+    return add_size(add_size(add_size(header_size(), history_size()), add_size(profile_size(), buckets_size())),
+                    blockers_size());
 }
 
 static void sampling_init(void *ptr, bool found) {
@@ -48,10 +58,12 @@ static void sampling_init(void *ptr, bool found) {
     sampling->history_offset = header_size();
     sampling->profile_offset = sampling->history_offset + history_size();
     sampling->buckets_offset = sampling->profile_offset + profile_size();
+    sampling->blockers_offset = sampling->buckets_offset + buckets_size();
     sampling->history_complete_since = GetCurrentTimestamp();
     history_ring().init(static_cast<uint64>(guc_history_size));
     profile_table().init(static_cast<uint64>(guc_profile_max));
     minute_buckets().init(MinuteBuckets::kDefaultBuckets);
+    blocker_ring().init(blocker_ring_capacity(static_cast<uint64>(guc_history_size)));
 }
 
 const ShmemPart sampling_part = {"pg_stat_waits sampling", sampling_size, sampling_init};
@@ -61,6 +73,9 @@ SampleRing<HistorySample> history_ring() {
 }
 FixedHashTable<ProfileKey> profile_table() {
     return FixedHashTable<ProfileKey>(reinterpret_cast<char *>(sampling) + sampling->profile_offset);
+}
+SampleRing<BlockerRecord> blocker_ring() {
+    return SampleRing<BlockerRecord>(reinterpret_cast<char *>(sampling) + sampling->blockers_offset);
 }
 MinuteBuckets minute_buckets() {
     return MinuteBuckets(reinterpret_cast<char *>(sampling) + sampling->buckets_offset);
@@ -103,6 +118,7 @@ void reset_sampling() {
     sampling->profile_seq.write_begin();
     profile_table().clear();
     history_ring().reset();
+    blocker_ring().reset();
     minute_buckets().clear();
     sampling->samples_recorded = 0;
     sampling->history_complete_since = GetCurrentTimestamp();
@@ -283,6 +299,8 @@ static void take_sample() {
         h.state = s.state;
         h.queryid = s.queryid;
         h.top_queryid = s.top_queryid;
+        h.query_start = s.query_start;
+        if ((h.wait & 0xFF000000U) == PG_WAIT_LOCK) note_lock_wait(n, procno, s.pid, s.query_start, h.wait);
         ProfileKey &p = tick_profile_keys[n];
         memset(&p, 0, sizeof(p));
         p.queryid = h.queryid;
@@ -297,12 +315,18 @@ static void take_sample() {
         n++;
     }
 
+    // Who blocks the samples in a Lock wait (if any): before the write
+    // section, so the lock manager's locks are never held under ours.
+    resolve_blockers(now, tick_samples);
+
     // Writes are short (n samples); readers never hold this lock while
     // copying, only a reset or a reader's rare fallback does.
     SampleRing<HistorySample> ring = history_ring();
+    SampleRing<BlockerRecord> blockers = blocker_ring();
     FixedHashTable<ProfileKey> profile = profile_table();
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     sampling->profile_seq.write_begin();
+    publish_blocker_records(blockers);
     for (uint32 i = 0; i < n; i++) ring.push(tick_samples[i]);
     int64 dropped = 0;
     for_each_run(tick_profile_keys, n, [&](const ProfileKey &key, uint64 count) {
@@ -394,6 +418,7 @@ void pg_stat_waits_sampler_main(Datum arg) {
         MemoryContextAllocZero(TopMemoryContext, sizeof(psw::ProfileKey) * psw::tick_capacity));
     psw::tick_keys = static_cast<psw::MinuteKey *>(
         MemoryContextAllocZero(TopMemoryContext, sizeof(psw::MinuteKey) * psw::tick_capacity));
+    psw::blockers_init(psw::tick_capacity);
     psw::request_short_slice();
     psw::sampler_wait_event = psw::compat_register_wait_event("PgStatWaitsSampler");
     // The sampler's own waits are its schedule, not work: they stay out of

@@ -7,6 +7,7 @@
 
 #include "../shared_state.h"
 #include "../../core/fixed_hash.h"
+#include "../../core/lock_blockers.h"
 #include "../../core/minute_buckets.h"
 #include "../../core/sample_ring.h"
 #include "../../core/seq_region.h"
@@ -30,9 +31,27 @@ struct HistorySample {
     uint32 wait;  // encoded as above
     int16 backend_type;
     uint8 state;
-    uint8 pad;
+    uint8 flags;  // kSampleBlockers
     uint64 queryid;
     uint64 top_queryid;
+    // Start of the statement the sample belongs to (0: none): with pid, it
+    // tells one execution's samples from the next run's.
+    TimestampTz query_start;
+};
+
+// HistorySample::flags: a Lock wait whose blockers were looked up for this
+// execution; the blocker ring's latest record for (pid, query_start) seen at
+// or before sample_time names them (gone once the blocker ring wrapped).
+constexpr uint8 kSampleBlockers = 1;
+
+// One blocker lookup, in the blocker ring (history samples refer to it by
+// pid, query_start and time rather than each carrying ~100 bytes). A record
+// is written only when the blockers differ from the process's previous
+// record for the same execution, so a long wait costs one record.
+struct BlockerRecord {
+    int32 pid;     // the blocked process
+    uint32 wait;   // its wait_event_info when looked up
+    LockBlockers b;  // b.query_start, b.seen_at: the key
 };
 
 // Key of pg_stat_waits_profile (zero padding: keys compare bytewise).
@@ -55,12 +74,22 @@ struct SamplingShared {
     uint64 history_offset;
     uint64 profile_offset;
     uint64 buckets_offset;
+    uint64 blockers_offset;
+    // Blocker lookups (pg_stat_waits_test reads them for the bench and may
+    // switch lookups off there, to compare).
+    uint32 blocker_lookup_off;
+    int64 blocker_lookups;
+    int64 blocker_lookup_ns;  // wall time of the lookups, waiting for the partition LWLock included
+    int64 blocker_hold_ns;    // time the partition LWLock was held
 };
 
 extern SamplingShared *sampling;
 extern const ShmemPart sampling_part;
 
 SampleRing<HistorySample> history_ring();
+SampleRing<BlockerRecord> blocker_ring();
+// Capacity of the blocker ring for a history of history_size samples.
+uint64 blocker_ring_capacity(uint64 history_size);
 FixedHashTable<ProfileKey> profile_table();
 MinuteBuckets minute_buckets();
 
@@ -87,6 +116,17 @@ void evict_tables_step();
 // Sampler ticks take shared->lock exclusively for their writes; a reset
 // takes it too. Readers normally copy lock-free (see sampling_views.cpp).
 void reset_sampling();
+
+// Blocker lookups of one tick (blockers.cpp). note_lock_wait() is called
+// for each sample in a Lock wait while the tick reads processes;
+// resolve_blockers() then looks blockers up (rate-limited, outside any lock
+// of pg_stat_waits) and sets the samples' kSampleBlockers flags;
+// publish_blocker_records() pushes the new records inside the tick's write
+// section. Scratch memory is allocated once by blockers_init().
+void blockers_init(uint32 capacity);
+void note_lock_wait(uint32 sample_index, uint32 procno, int32 pid, TimestampTz query_start, uint32 wait);
+void resolve_blockers(TimestampTz now, HistorySample *samples);
+void publish_blocker_records(SampleRing<BlockerRecord> &ring);
 
 // Registers the sampler background worker (postmaster, preload time;
 // sampler.cpp).

@@ -23,6 +23,7 @@
 #include "../../core/window_agg.h"
 
 PSW_SQL_FUNCTION(pg_stat_waits_history_internal)
+PSW_SQL_FUNCTION(pg_stat_waits_execution_profile)
 PSW_SQL_FUNCTION(pg_stat_waits_profile_internal)
 PSW_SQL_FUNCTION(pg_stat_waits_top)
 PSW_SQL_FUNCTION(pg_stat_waits_timeline)
@@ -71,10 +72,127 @@ double sample_period_for_time() {
 // ---- history ----------------------------------------------------------------
 enum HistoryColumn {
     kHiSampleTime, kHiPid, kHiLeaderPid, kHiBackendType, kHiDatid, kHiUsesysid, kHiState, kHiWaitType,
-    kHiWait, kHiQueryid, kHiTopQueryid, kHiColumns
+    kHiWait, kHiQueryid, kHiTopQueryid, kHiQueryStart, kHiBlockers, kHiBlockerDetails, kHiColumns
 };
 
-static void put_history_row(ReturnSetInfo *rsinfo, const HistorySample &h, VisibilityCache &vis) {
+// The blocker ring, copied and sorted by (pid, query_start, seen_at) so a
+// sample finds its record by binary search. Copied once before the history
+// is read and again (a few times at most) when a sample is newer than the
+// copy: the sampler pushes a tick's records before its samples, so a copy
+// taken after a sample was read holds that sample's record.
+struct BlockerIndex {
+    BlockerRecord *records = nullptr;
+    uint64 n = 0;
+    TimestampTz copied_at = 0;
+    int copies = 0;
+};
+
+static int compare_records(const void *a, const void *b) {
+    const BlockerRecord *x = static_cast<const BlockerRecord *>(a), *y = static_cast<const BlockerRecord *>(b);
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->b.query_start != y->b.query_start) return x->b.query_start < y->b.query_start ? -1 : 1;
+    if (x->b.seen_at != y->b.seen_at) return x->b.seen_at < y->b.seen_at ? -1 : 1;
+    return 0;
+}
+
+static void copy_blockers(BlockerIndex *ix) {
+    SampleRing<BlockerRecord> ring = blocker_ring();
+    if (ix->records == nullptr)
+        ix->records = static_cast<BlockerRecord *>(
+            palloc_extended(Max(ring.capacity(), static_cast<uint64>(1)) * sizeof(BlockerRecord), MCXT_ALLOC_HUGE));
+    ix->copied_at = GetCurrentTimestamp();
+    ix->n = 0;
+    uint64 cap = ring.capacity();
+    ring.read([&](const BlockerRecord &r) {
+        if (ix->n < cap) ix->records[ix->n++] = r;
+    });
+    if (ix->n > 1) qsort(ix->records, ix->n, sizeof(BlockerRecord), compare_records);
+    ix->copies++;
+}
+
+// The latest record of (pid, query_start) seen at or before t, or nullptr.
+static const BlockerRecord *find_record(const BlockerIndex &ix, int32 pid, TimestampTz query_start, TimestampTz t) {
+    BlockerRecord key;
+    memset(&key, 0, sizeof(key));
+    key.pid = pid;
+    key.b.query_start = query_start;
+    key.b.seen_at = t;
+    // First record greater than key; the one before it is the candidate.
+    uint64 lo = 0, hi = ix.n;
+    while (lo < hi) {
+        uint64 mid = lo + (hi - lo) / 2;
+        if (compare_records(&ix.records[mid], &key) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) return nullptr;
+    const BlockerRecord *r = &ix.records[lo - 1];
+    return r->pid == pid && r->b.query_start == query_start ? r : nullptr;
+}
+
+static const BlockerRecord *sample_blockers(BlockerIndex *ix, const HistorySample &h) {
+    if ((h.flags & kSampleBlockers) == 0) return nullptr;
+    const BlockerRecord *r = find_record(*ix, h.pid, h.query_start, h.sample_time);
+    if (r == nullptr && h.sample_time >= ix->copied_at - 1000 && ix->copies < 16) {
+        copy_blockers(ix);
+        r = find_record(*ix, h.pid, h.query_start, h.sample_time);
+    }
+    return r;
+}
+
+// Names of a blocker's wait as the views show them: 'CPU' when active
+// outside a wait, nothing when idle.
+static void blocker_wait_names(const LockBlocker &b, const char **type, const char **name) {
+    ProcSample s;
+    memset(&s, 0, sizeof(s));
+    s.wait_event_info = b.wait_event_info;
+    s.state = b.state;
+    wait_event_names(s, type, name);
+}
+
+static void json_text_field(StringInfo buf, const char *key, const char *value) {
+    appendStringInfo(buf, ", \"%s\": ", key);
+    if (value == nullptr)
+        appendStringInfoString(buf, "null");
+    else
+        escape_json(buf, value);
+}
+
+// blockers (pids) and blocker_details (jsonb) of one set of blockers.
+static Datum blocker_pids_datum(const LockBlockers &b) {
+    int n = static_cast<int>(Min(b.count, static_cast<uint32>(kMaxLockBlockers)));
+    Datum *elems = static_cast<Datum *>(palloc(sizeof(Datum) * Max(n, 1)));
+    for (int i = 0; i < n; i++) elems[i] = Int32GetDatum(b.blockers[i].pid);
+    return PointerGetDatum(construct_array(elems, n, INT4OID, 4, true, TYPALIGN_INT));
+}
+
+template <typename Visible>
+static Datum blocker_details_datum(const LockBlockers &b, Visible &&visible) {
+    StringInfoData buf;
+    initStringInfo(&buf);
+    appendStringInfoChar(&buf, '[');
+    int n = static_cast<int>(Min(b.count, static_cast<uint32>(kMaxLockBlockers)));
+    for (int i = 0; i < n; i++) {
+        const LockBlocker &x = b.blockers[i];
+        if (i > 0) appendStringInfoString(&buf, ", ");
+        appendStringInfo(&buf, "{\"pid\": %d", x.pid);
+        json_text_field(&buf, "state", slot_state_name(x.state));
+        const char *wtype = nullptr, *wname = nullptr;
+        if (x.pid != 0) blocker_wait_names(x, &wtype, &wname);
+        json_text_field(&buf, "wait_event_type", wtype);
+        json_text_field(&buf, "wait_event", wname);
+        if (x.queryid != 0 && visible(static_cast<Oid>(x.usesysid)))
+            appendStringInfo(&buf, ", \"queryid\": %lld}", static_cast<long long>(static_cast<int64>(x.queryid)));
+        else
+            appendStringInfoString(&buf, ", \"queryid\": null}");
+    }
+    appendStringInfoChar(&buf, ']');
+    return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
+}
+
+static void put_history_row(ReturnSetInfo *rsinfo, const HistorySample &h, VisibilityCache &vis,
+                            BlockerIndex *blockers) {
     Datum v[kHiColumns];
     bool n[kHiColumns];
     memset(n, 0, sizeof(n));
@@ -98,6 +216,15 @@ static void put_history_row(ReturnSetInfo *rsinfo, const HistorySample &h, Visib
     n[kHiQueryid] = !visible || h.queryid == 0;
     v[kHiTopQueryid] = Int64GetDatum(static_cast<int64>(h.top_queryid));
     n[kHiTopQueryid] = !visible || h.top_queryid == 0;
+    // Hidden like pg_stat_activity.query_start.
+    v[kHiQueryStart] = TimestampTzGetDatum(h.query_start);
+    n[kHiQueryStart] = !visible || h.query_start == 0;
+    const BlockerRecord *r = sample_blockers(blockers, h);
+    n[kHiBlockers] = n[kHiBlockerDetails] = r == nullptr;
+    if (r != nullptr) {
+        v[kHiBlockers] = blocker_pids_datum(r->b);
+        v[kHiBlockerDetails] = blocker_details_datum(r->b, [&](Oid role) { return vis.get(role); });
+    }
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
 }
 
@@ -219,11 +346,13 @@ Datum pg_stat_waits_history_internal(PG_FUNCTION_ARGS) {
         MemoryContext row_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_stat_waits history row",
                                                       ALLOCSET_SMALL_SIZES);
         psw::VisibilityCache vis;
+        psw::BlockerIndex blockers;
+        psw::copy_blockers(&blockers);
         // Only PostgreSQL memory is alive here: a cancel may longjmp out.
         psw::history_ring().read([&](const psw::HistorySample &h) {
             CHECK_FOR_INTERRUPTS();
             MemoryContext old = MemoryContextSwitchTo(row_cxt);
-            psw::put_history_row(rsinfo, h, vis);
+            psw::put_history_row(rsinfo, h, vis, &blockers);
             MemoryContextSwitchTo(old);
             MemoryContextReset(row_cxt);
         });
@@ -347,6 +476,74 @@ Datum pg_stat_waits_timeline(PG_FUNCTION_ARGS) {
             v[3] = Int64GetDatum(static_cast<int64>(rows[i].samples));
             // Average sessions in this state over the bucket (samples × period / width).
             v[4] = Float8GetDatum(static_cast<double>(rows[i].samples) * period_us / static_cast<double>(used_width));
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+        }
+        return static_cast<Datum>(0);
+    });
+}
+
+// ---- one execution's sampled profile ---------------------------------------------
+namespace psw {
+struct ExecWait {
+    uint32 wait;
+    int64 samples;
+};
+static int compare_exec_waits(const void *a, const void *b) {
+    const ExecWait *x = static_cast<const ExecWait *>(a), *y = static_cast<const ExecWait *>(b);
+    if (x->samples != y->samples) return x->samples > y->samples ? -1 : 1;
+    return x->wait < y->wait ? -1 : (x->wait > y->wait ? 1 : 0);
+}
+}  // namespace psw
+
+Datum pg_stat_waits_execution_profile(PG_FUNCTION_ARGS) {
+    return psw::sql_entry("pg_stat_waits_execution_profile", [&]() -> Datum {
+        psw::require_preloaded();
+        if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+            ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                            errmsg("pg_stat_waits_execution_profile: pid and query_start must not be NULL")));
+        int32 pid = PG_GETARG_INT32(0);
+        TimestampTz query_start = PG_GETARG_TIMESTAMPTZ(1);
+        if (pid <= 0)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("pg_stat_waits_execution_profile: pid must be positive, not %d", pid)));
+        if (TIMESTAMP_NOT_FINITE(query_start))
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("pg_stat_waits_execution_profile: query_start must be a finite timestamp")));
+        InitMaterializedSRF(fcinfo, 0);
+        ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+        // Distinct waits of one execution: a handful; a linear list.
+        int cap = 64, used = 0;
+        psw::ExecWait *waits = static_cast<psw::ExecWait *>(palloc(sizeof(psw::ExecWait) * cap));
+        psw::VisibilityCache vis;
+        psw::history_ring().read([&](const psw::HistorySample &h) {
+            CHECK_FOR_INTERRUPTS();
+            if (h.pid != pid || h.query_start != query_start) return;
+            // Other users' executions are invisible here, as their
+            // query_start is in pg_stat_waits_history.
+            if (!vis.get(h.usesysid)) return;
+            uint32 w = h.wait;
+            int i = 0;
+            while (i < used && waits[i].wait != w) i++;
+            if (i == used) {
+                if (used == cap) {
+                    cap *= 2;
+                    waits = static_cast<psw::ExecWait *>(repalloc(waits, sizeof(psw::ExecWait) * cap));
+                }
+                waits[used++] = {w, 0};
+            }
+            waits[i].samples++;
+        });
+        if (used > 1) qsort(waits, used, sizeof(psw::ExecWait), psw::compare_exec_waits);
+        double period = psw::sample_period_for_time();
+        for (int i = 0; i < used; i++) {
+            Datum v[4];
+            bool n[4] = {false, false, false, false};
+            const char *wtype, *wname;
+            psw::encoded_wait_names(waits[i].wait, &wtype, &wname);
+            v[0] = psw::text_or_null(wtype, &n[0]);
+            v[1] = psw::text_or_null(wname, &n[1]);
+            v[2] = Int64GetDatum(waits[i].samples);
+            v[3] = Float8GetDatum(static_cast<double>(waits[i].samples) * period);
             tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
         }
         return static_cast<Datum>(0);

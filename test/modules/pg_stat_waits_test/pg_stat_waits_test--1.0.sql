@@ -21,3 +21,29 @@ CREATE FUNCTION pg_stat_waits_bench_wrapper(mode text, n bigint) RETURNS float8
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'pg_stat_waits_bench_wrapper';
 REVOKE ALL ON FUNCTION pg_stat_waits_bench_wrapper(text, bigint) FROM PUBLIC;
+
+-- Blocker lookups of the sampler (the bench compares on and off): switch
+-- them (returns the previous setting), and read how many it made since start,
+-- the milliseconds they took (waiting for the lock-manager partition LWLock
+-- included) and the milliseconds that LWLock was held.
+CREATE FUNCTION pg_stat_waits_blocker_lookup(on_ bool) RETURNS bool
+    LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_blocker_lookup';
+REVOKE ALL ON FUNCTION pg_stat_waits_blocker_lookup(bool) FROM PUBLIC;
+
+CREATE FUNCTION pg_stat_waits_blocker_stats(OUT lookups bigint, OUT lookup_ms float8, OUT hold_ms float8)
+    LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_blocker_stats';
+REVOKE ALL ON FUNCTION pg_stat_waits_blocker_stats() FROM PUBLIC;
+
+-- The sampler's blocked_by record in the slot of pid: the blocked statement's
+-- query_start, when the sampler looked (NULL: never), the blocker pids (the
+-- first four). NULL when no live process has that pid.
+CREATE FUNCTION pg_stat_waits_blocked_by(pid int, OUT query_start timestamptz, OUT seen_at timestamptz,
+    OUT blockers int[])
+    LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_blocked_by';
+REVOKE ALL ON FUNCTION pg_stat_waits_blocked_by(int) FROM PUBLIC;
