@@ -16,11 +16,11 @@
 //   live in a shared hash that raises an ERROR for an unknown id) and adds
 //   the InjectionPoint class: compat_wait_event_name(),
 //   compat_wait_class_sizes(), compat_register_wait_event().
-// - 17 made pg_stat_statements record DEALLOCATE (15/16 skip it like
-//   PREPARE and EXECUTE): compat_untracked_utility_id().
 // - 16 turned the lock manager's SHM_QUEUE / PROC_QUEUE lists (LOCK.procLocks,
 //   LOCK.waitProcs, PGPROC.links) into dlists: compat_for_each_proclock(),
 //   compat_for_each_lock_waiter().
+// - 17 made pg_stat_statements record DEALLOCATE (15/16 skip it like
+//   PREPARE and EXECUTE): compat_untracked_utility_id().
 // - 18 dropped ExecutorRun_hook's execute_once and made queryId int64:
 //   PSW_EXECUTOR_RUN_PARAMS / PSW_EXECUTOR_RUN_ARGS, compat_queryid().
 // Included by pg.h after PostgreSQL's headers.
