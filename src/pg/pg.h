@@ -19,6 +19,7 @@ extern "C" {
 #include "common/hashfn.h"
 #include "executor/executor.h"
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
@@ -38,6 +39,7 @@ extern "C" {
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/json.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 }
