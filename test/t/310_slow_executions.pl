@@ -71,7 +71,7 @@ cmp_ok($cpu, '<', 100, 'the run spent little CPU');
 is($qid,
 	sql($admin, "SELECT queryid FROM pg_stat_statements WHERE query LIKE 'SELECT pg_sleep(\$1) FROM (SELECT id%'"),
 	'its queryid is pg_stat_statements\'');
-is($text, $query, 'its text');
+is($text, "$query;", 'its text, as the client sent it');
 # The blocker as the sampler saw it: the holder, idle in its transaction
 # after its UPDATE. (Filled by the sampler's lock-blocker lookup.)
 is( sql($admin,
