@@ -115,6 +115,17 @@ my ($rc, $out, $stderr) = $node->psql('postgres', 'SET pg_stat_waits.capture_min
 	extra_params => ['-U', 'bob']);
 like($stderr, qr/permission denied to set parameter/, 'a plain user cannot change the threshold');
 
+# ---- a clean restart keeps them ----------------------------------------------------
+
+my $all = "SELECT count(*), sum(elapsed)::numeric(20, 3), string_agg(query, ',' ORDER BY started) "
+  . "FROM pg_stat_waits_executions";
+my $saved = sql($admin, $all);
+$admin->quit;
+$blocked->quit;
+$node->restart;
+$admin = psw_session($node);
+is(sql($admin, $all), $saved, 'a clean restart keeps the runs');
+
 # ---- reset ----------------------------------------------------------------------
 
 sql($admin, 'SELECT pg_stat_waits_reset()');
@@ -123,6 +134,5 @@ $node->safe_psql('postgres', 'SELECT pg_sleep(0.3)', extra_params => ['-U', 'ali
 is(sql($admin, 'SELECT count(*) FROM pg_stat_waits_executions'), 1, 'and it fills again');
 
 $admin->quit;
-$blocked->quit;
 $node->stop;
 done_testing();

@@ -34,6 +34,8 @@ void executions_reset() {
     if (exec_ring != nullptr) exec_ring->reset();
 }
 
+ExecRing *executions_ring() { return exec_ring; }
+
 uint64 executions_dropped() { return exec_ring != nullptr ? exec_ring->dropped_count() : 0; }
 
 void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, Oid userid) {

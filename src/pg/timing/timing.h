@@ -70,6 +70,8 @@ extern const ShmemPart executions_part;
 // error, never allocates.
 void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, Oid userid);
 void executions_reset();
+// The ring (nullptr until shared memory exists), for persistence.
+ExecRing *executions_ring();
 uint64 executions_dropped();
 
 // Benchmark support (the test module's pg_stat_waits_bench_wrapper, through
