@@ -10,7 +10,7 @@ use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use PswTest;
 use Test::More;
-use Time::HiRes qw(time);
+use Time::HiRes qw(time usleep);
 
 # track_activity_query_size at its minimum: the kept text is cut to it.
 my $node = psw_node('executions', conf => ['track_activity_query_size = 100'], extensions => 1);
@@ -28,8 +28,12 @@ sub runs_of
 
 # ---- a run blocked 2 s on a row lock, then sleeping 0.5 s -------------------
 
-my $holder = psw_session($node, 'BEGIN', 'UPDATE t SET v = v + 1 WHERE id = 1');
+# The UPDATE is the holder's last statement: its id is the holder's while it
+# sits idle in the transaction.
+my $holder = psw_session($node);
 my $holder_pid = backend_pid($holder);
+sql($holder, 'BEGIN');
+sql($holder, 'UPDATE t SET v = v + 1 WHERE id = 1');
 my $holder_qid = sql($admin,
 	"SELECT queryid FROM pg_stat_statements WHERE query = 'UPDATE t SET v = v + \$1 WHERE id = \$2'");
 like($holder_qid, qr/^-?\d+$/, 'the holder\'s UPDATE has a queryid');
@@ -50,10 +54,12 @@ ok( wait_until(
 			return defined $seen && $seen ne '';
 		}),
 	'the statement waits for the row lock');
-sql($holder, 'SELECT pg_sleep(2)');
-my $release_lo = sql($holder, $now);
+# The holder stays idle in its transaction (its UPDATE's queryid is what
+# the sampler records for it) for 2 s, then commits.
+usleep(2_000_000);
+my $release_lo = sql($admin, $now);
 sql($holder, 'COMMIT');
-my $release_hi = sql($holder, $now);
+my $release_hi = sql($admin, $now);
 my (undef, $err) = finish_sql($blocked);
 my $done = sql($admin, $now);
 is($err, '', 'the blocked statement completed');
@@ -97,7 +103,8 @@ is( sql($admin,
 		"SELECT count(*) FROM pg_stat_waits_executions, jsonb_array_elements(blockers) b
 		  WHERE pid = $bpid AND (b->>'pid')::int = $holder_pid AND (b->>'queryid')::bigint = $holder_qid"),
 	1,
-	'the blocker\'s pid and queryid are recorded');
+	'the blocker\'s pid and queryid are recorded')
+  or diag(sql($admin, "SELECT blockers FROM pg_stat_waits_executions WHERE pid = $bpid"));
 $holder->quit;
 
 # ---- 100,000 statements under the threshold add nothing ----------------------
