@@ -99,3 +99,23 @@ CREATE FUNCTION pg_stat_waits_execution_profile(pid int, query_start timestamptz
     LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL RESTRICTED
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'pg_stat_waits_execution_profile';
+
+-- Slow executions: the last 1000 top-level runs (exact timing on) that
+-- reached pg_stat_waits.capture_min_duration, oldest first. waits is a jsonb
+-- array of {wait_event_type, wait_event, calls, time_ms}, heaviest first, at
+-- most 8 events and one more row ('Other', 'N other events') summing the
+-- rest; blockers a jsonb array of {pid, state, wait_event_type, wait_event,
+-- queryid}, the lock blockers the sampler saw during the run. query and
+-- queryid are NULL on other users' rows, as in pg_stat_activity.
+CREATE FUNCTION pg_stat_waits_executions_internal(
+    OUT started timestamptz, OUT ended timestamptz, OUT pid int, OUT datid oid, OUT usesysid oid,
+    OUT queryid bigint, OUT query text, OUT elapsed float8, OUT cpu float8, OUT waits jsonb,
+    OUT blockers jsonb)
+    RETURNS SETOF record
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_executions_internal';
+
+CREATE VIEW pg_stat_waits_executions AS
+    SELECT * FROM pg_stat_waits_executions_internal();
+GRANT SELECT ON pg_stat_waits_executions TO PUBLIC;

@@ -10,6 +10,14 @@ int guc_profile_max = 10000;
 bool guc_sample_idle = false;
 int guc_track = kTrackTop;
 bool guc_timing = false;
+int guc_capture_min_duration_ms = kCaptureMinDurationDefaultMs;
+int64_t capture_min_ns = static_cast<int64_t>(kCaptureMinDurationDefaultMs) * 1000000;
+
+// The statement-end check compares nanoseconds: keep them next to the GUC
+// (off = a threshold no statement reaches).
+static void assign_capture_min_duration(int newval, void *) {
+    capture_min_ns = newval < 0 ? INT64_MAX : static_cast<int64_t>(newval) * 1000000;
+}
 
 static const struct config_enum_entry track_options[] = {
     {"top", kTrackTop, false},
@@ -38,6 +46,11 @@ void define_gucs() {
                              nullptr);
     DefineCustomBoolVariable("pg_stat_waits.timing", "Time every wait and every query exactly.", nullptr,
                              &guc_timing, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("pg_stat_waits.capture_min_duration",
+                            "With exact timing, keep top-level statements running at least this long in "
+                            "pg_stat_waits_executions; -1 turns it off.",
+                            nullptr, &guc_capture_min_duration_ms, kCaptureMinDurationDefaultMs, -1, INT_MAX,
+                            PGC_SUSET, GUC_UNIT_MS, nullptr, assign_capture_min_duration, nullptr);
     MarkGUCPrefixReserved("pg_stat_waits");
 }
 

@@ -1,6 +1,8 @@
 // pg_stat_waits.* configuration (defined in gucs.cpp; README.md lists them).
 #pragma once
 
+#include <cstdint>
+
 namespace psw {
 
 enum TrackMode { kTrackTop = 0, kTrackAll = 1 };
@@ -11,6 +13,11 @@ extern int guc_profile_max;
 extern bool guc_sample_idle;
 extern int guc_track;
 extern bool guc_timing;
+// Slow executions (pg_stat_waits_executions): the GUC in ms, and the same
+// threshold in ns as the statement end compares it (INT64_MAX when off).
+constexpr int kCaptureMinDurationDefaultMs = 1000;
+extern int guc_capture_min_duration_ms;
+extern int64_t capture_min_ns;
 
 void define_gucs();
 

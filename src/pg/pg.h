@@ -21,6 +21,7 @@ extern "C" {
 #include "common/hashfn.h"
 #include "executor/executor.h"
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"

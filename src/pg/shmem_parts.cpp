@@ -11,6 +11,7 @@ namespace psw {
 static const ShmemPart *const parts[] = {
     &core_part,
     &timing_part,
+    &executions_part,
     &sampling_part,
     &persistence_part,
 };

@@ -1,6 +1,6 @@
 -- Exact timing objects: columns and types, privileges, errors.
 BEGIN;
-SELECT plan(27);
+SELECT plan(37);
 
 SELECT has_view('pg_stat_waits');
 SELECT columns_are('pg_stat_waits', ARRAY['wait_event_type', 'wait_event', 'calls', 'total_time', 'mean_time', 'max_time', 'backend_type']);
@@ -18,6 +18,17 @@ SELECT col_type_is('pg_stat_waits_queries', 'datid', 'oid');
 SELECT col_type_is('pg_stat_waits_queries', 'usesysid', 'oid');
 SELECT col_type_is('pg_stat_waits_queries', 'calls', 'bigint');
 SELECT col_type_is('pg_stat_waits_queries', 'total_time', 'double precision');
+
+SELECT has_view('pg_stat_waits_executions');
+SELECT columns_are('pg_stat_waits_executions', ARRAY['started', 'ended', 'pid', 'datid', 'usesysid', 'queryid', 'query', 'elapsed', 'cpu', 'waits', 'blockers']);
+SELECT col_type_is('pg_stat_waits_executions', 'started', 'timestamp with time zone');
+SELECT col_type_is('pg_stat_waits_executions', 'pid', 'integer');
+SELECT col_type_is('pg_stat_waits_executions', 'queryid', 'bigint');
+SELECT col_type_is('pg_stat_waits_executions', 'elapsed', 'double precision');
+SELECT col_type_is('pg_stat_waits_executions', 'cpu', 'double precision');
+SELECT col_type_is('pg_stat_waits_executions', 'waits', 'jsonb');
+SELECT col_type_is('pg_stat_waits_executions', 'blockers', 'jsonb');
+SELECT ok(has_table_privilege('public', 'pg_stat_waits_executions', 'SELECT'), 'pg_stat_waits_executions readable by everyone');
 
 SELECT function_returns('pg_stat_waits_histogram', ARRAY['text', 'text'], 'setof record');
 SELECT is((SELECT count(*) FROM pg_stat_waits_histogram('IO', 'DataFileRead')), 32::bigint, 'histogram has 32 buckets');

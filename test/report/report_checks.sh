@@ -28,6 +28,17 @@ main() {
   psql -X -q -d $db -c "CREATE EXTENSION pg_stat_waits" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
   pgbench -q -i -s 1 $db >/dev/null 2>&1
 
+  # Slow runs for the slowest-runs section: a statement blocked about 1.2 s
+  # on a row lock (its blocker to be named), and the holder's 1.5 s sleep.
+  psql -X -q -d $db -c "CREATE TABLE psw_slow (id int PRIMARY KEY)" -c "INSERT INTO psw_slow VALUES (1)" >/dev/null
+  local slow_opts="-c pg_stat_waits.timing=on -c pg_stat_waits.capture_min_duration=500"
+  PGOPTIONS=$slow_opts psql -X -q -d $db -c "BEGIN" -c "UPDATE psw_slow SET id = id WHERE id = 1" \
+       -c "SELECT pg_sleep(1.5)" -c "COMMIT" >/dev/null 2>&1 &
+  local slow_holder=$!
+  sleep 0.3
+  PGOPTIONS=$slow_opts psql -X -q -d $db -c "UPDATE psw_slow SET id = id + 0 WHERE id = 1" >/dev/null 2>&1
+  wait "$slow_holder"
+
 
   # Workload, timed exactly where the build supports it (the GUC exists from
   # the foundation on): pgbench, one session holding a row lock for 8 s while another
@@ -104,7 +115,7 @@ main() {
   expect "report is self-contained (no script, link, src=, url(), no URL but the SVG namespace)" \
          bash -c "! grep -Eq '<script|<link|src=|url\\(|@import' '$html' && \
                   ! grep -o 'https\\?://[^\"]*' '$html' | grep -vqx 'http://www.w3.org/2000/svg'"
-  for obj in sessions timeline top exact queries histograms status; do
+  for obj in sessions timeline top exact queries slowruns histograms status; do
     expect "report has the $obj section" grep -q "<section id=\"$obj\">" "$html"
   done
   # Each section: data when the object exists, "not available" when not.
@@ -112,7 +123,7 @@ main() {
   local s o
   for s in sessions:pg_stat_waits_activity timeline:pg_stat_waits_timeline top:pg_stat_waits_top exact:pg_stat_waits \
            queries:pg_stat_waits_profile queries:pg_stat_waits_queries histograms:pg_stat_waits_histogram \
-           status:pg_stat_waits_status; do
+           slowruns:pg_stat_waits_executions status:pg_stat_waits_status; do
     o=${s#*:}; s=${s%%:*}
     expect "section $s reads $o" bash -c "! grep -q 'no <code>$o</code>' <<<\"\$0\"" "$(section_of "$s")"
   done
@@ -129,6 +140,15 @@ main() {
   expect "sampled top queries table has rows" grep -q '<table class="queries">' <(section_of queries)
   expect "exact wait events table has rows (workload ran with timing on)" grep -q '<table class="exact">' "$html"
   expect "histograms are drawn" grep -q '<svg [^>]*class="chart histogram"' "$html"
+  expect "slowest runs list the blocked UPDATE with a bar" \
+         bash -c "grep -q 'UPDATE psw_slow SET id = id + 0' <<<\"\$0\" && grep -q '<svg [^>]*class=\"bar run\"' <<<\"\$0\"" \
+         "$(section_of slowruns)"
+  expect "the blocked UPDATE's Lock wait is a segment of its bar" \
+         grep -q '<rect class="seg" data-type="Lock"' <(section_of slowruns)
+  # Needs the sampler's lock-blocker lookup (it fills what this reads).
+  expect "the blocked UPDATE names its blocker" \
+         bash -c "grep 'UPDATE psw_slow SET id = id + 0' <<<\"\$0\" | grep -q 'class=\"blocker\">pid [0-9]'" \
+         "$(section_of slowruns)"
   expect "exact top queries table has rows" \
          bash -c "sed -n '/<h3>exact/,/<\/section>/p' '$html' | grep -q '<table class=\"queries\">'"
 
@@ -137,7 +157,7 @@ main() {
     --disable-background-networking --disable-component-update --disable-sync --hide-scrollbars)
   # A copy with a probe script (the report itself has none) that records
   # what the browser built from the SVG.
-  sed 's#</body>#<script>(function(){var s=document.querySelectorAll("svg");var a=document.querySelectorAll("svg.timeline polygon.area");var w=0;a.forEach(function(e){if(e instanceof SVGPolygonElement){var b=e.getBBox();w+=b.width*b.height;}});var r=document.querySelectorAll("svg.events rect.bar");var rb=0;r.forEach(function(e){if(e instanceof SVGRectElement\&\&e.getBBox().width>0)rb++;});document.body.setAttribute("data-probe","svgs="+s.length+" areas="+a.length+" area_px="+Math.round(w)+" bars="+rb);})();</script></body>#' \
+  sed 's#</body>#<script>(function(){var s=document.querySelectorAll("svg");var a=document.querySelectorAll("svg.timeline polygon.area");var w=0;a.forEach(function(e){if(e instanceof SVGPolygonElement){var b=e.getBBox();w+=b.width*b.height;}});var r=document.querySelectorAll("svg.events rect.bar");var rb=0;r.forEach(function(e){if(e instanceof SVGRectElement\&\&e.getBBox().width>0)rb++;});var g=document.querySelectorAll("svg.run rect.seg");var gb=0;g.forEach(function(e){if(e instanceof SVGRectElement\&\&e.getBBox().width>0)gb++;});document.body.setAttribute("data-probe","svgs="+s.length+" areas="+a.length+" area_px="+Math.round(w)+" bars="+rb+" runsegs="+gb);})();</script></body>#' \
       "$html" >"$tmp/probe.html"
   chmod a+r "$tmp"/*.html
   timeout 90 chromium "${chrome_flags[@]}" --user-data-dir="$tmp/chromium-dom" \
@@ -147,6 +167,7 @@ main() {
   echo "  chromium probe: ${probe:-none}"
   expect "chromium parsed the report's SVG charts" grep -Eq 'svgs=[1-9]' <<<"$probe"
   expect "chromium laid out the sessions-now bars" grep -Eq 'bars=[1-9]' <<<"$probe"
+  expect "chromium laid out the slowest runs' bars" grep -Eq 'runsegs=[1-9]' <<<"$probe"
   expect "chromium laid out the chart's areas with non-zero size" \
          grep -Eq "areas=$areas area_px=[1-9]" <<<"$probe"
   timeout 90 chromium "${chrome_flags[@]}" --user-data-dir="$tmp/chromium-shot" \

@@ -12,6 +12,9 @@ ALTER SYSTEM SET pg_stat_waits.sample_period = -1;
 ALTER SYSTEM SET pg_stat_waits.profile_max = 0;
 SET pg_stat_waits.track = 'everything';
 SET pg_stat_waits.timing = 'maybe';
+SET pg_stat_waits.capture_min_duration = -2;
+SET pg_stat_waits.capture_min_duration = 'soon';
+SET pg_stat_waits.capture_min_duration = '1 fortnight';
 SET pg_stat_waits.no_such_setting = 1;
 
 -- suset settings work for a superuser, per session.
@@ -21,3 +24,8 @@ SET pg_stat_waits.timing = on;
 SHOW pg_stat_waits.timing;
 RESET pg_stat_waits.track;
 RESET pg_stat_waits.timing;
+SET pg_stat_waits.capture_min_duration = '2.5s';
+SHOW pg_stat_waits.capture_min_duration;
+SET pg_stat_waits.capture_min_duration = -1;
+SHOW pg_stat_waits.capture_min_duration;
+RESET pg_stat_waits.capture_min_duration;

@@ -13,6 +13,6 @@ local $ENV{PGHOST} = $node->host;
 local $ENV{PGPORT} = $node->port;
 local $ENV{PGUSER} = scalar getpwuid($<);
 my $free_port = PostgreSQL::Test::Cluster::get_free_port();
-psw_run_checks([ 'bash', 'test/report/report_checks.sh', $free_port ], 55);
+psw_run_checks([ 'bash', 'test/report/report_checks.sh', $free_port ], 60);
 $node->stop;
 done_testing();

@@ -208,12 +208,13 @@ TEST(Html, SectionsAndUnavailableObjects) {
     d.exact_queries_av.available = true;
     d.exact_queries_av.error = "boom";
     d.histogram_av.missing_object = "pg_stat_waits_histogram";
+    d.slow_runs_av.missing_object = "pg_stat_waits_executions";
     std::string html = render_report_html(d);
     EXPECT_NE(html.find("4 active of 9 processes"), std::string::npos);
     EXPECT_EQ(count(html, "<rect class=\"bar\" data-type=\"Lock\""), 1u);
-    for (const char *id : {"sessions", "timeline", "top", "exact", "queries", "histograms", "status"})
+    for (const char *id : {"sessions", "timeline", "top", "exact", "queries", "slowruns", "histograms", "status"})
         EXPECT_NE(html.find(std::string("<section id=\"") + id + "\">"), std::string::npos) << id;
-    EXPECT_EQ(count(html, kNotAvailable), 3u);
+    EXPECT_EQ(count(html, kNotAvailable), 4u);
     EXPECT_EQ(count(html, "<polygon class=\"area\""), 2u);
     EXPECT_NE(html.find("SELECT &lt;1&gt;"), std::string::npos);
     EXPECT_NE(html.find("could not read this section: boom"), std::string::npos);
@@ -224,6 +225,44 @@ TEST(Html, SectionsAndUnavailableObjects) {
     EXPECT_EQ(html.find("<link"), std::string::npos);
     EXPECT_EQ(html.find("<script"), std::string::npos);
     EXPECT_EQ(html.find("url("), std::string::npos);
+}
+
+// Slowest runs: one bar per run split by wait event, on one scale; hidden
+// text and ids said so; blockers named.
+TEST(Html, SlowRunsBarsAndBlockers) {
+    ReportData d;
+    d.slow_runs_av.available = true;
+    SlowRun a;
+    a.started = "2026-11-30 14:02:00+00";
+    a.pid = 4242;
+    a.queryid = "-77";
+    a.query = "UPDATE t SET v = 1 WHERE id < 2";
+    a.elapsed_ms = 2500;
+    a.cpu_ms = 10;
+    a.parts = {{"Lock", "transactionid", 1990}, {"Timeout", "PgSleep", 500}, {"CPU", "CPU", 10}};
+    a.blockers = {"pid 99 (idle in transaction, Client:ClientRead, queryid 5)"};
+    SlowRun b;
+    b.pid = 7;
+    b.elapsed_ms = 1250;
+    b.cpu_ms = 1250;
+    b.parts = {{"CPU", "CPU", 1250}};
+    d.slow_runs = {a, b};
+    std::string html = render_report_html(d);
+    size_t at = html.find("<section id=\"slowruns\">");
+    ASSERT_NE(at, std::string::npos);
+    std::string sec = html.substr(at, html.find("</section>", at) - at);
+    EXPECT_EQ(count(sec, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"bar run\""), 2u);
+    EXPECT_EQ(count(sec, "<rect class=\"seg\""), 4u);
+    // One scale: the 1250 ms run's CPU fills half of the 360 px.
+    EXPECT_NE(sec.find("data-type=\"CPU\" x=\"0.0\" y=\"0\" width=\"180.0\""), std::string::npos);
+    EXPECT_NE(sec.find("Lock:transactionid 80%"), std::string::npos);
+    EXPECT_NE(sec.find("pid 99 (idle in transaction, Client:ClientRead, queryid 5)"), std::string::npos);
+    EXPECT_NE(sec.find("UPDATE t SET v = 1 WHERE id &lt; 2"), std::string::npos);
+    EXPECT_EQ(count(sec, "<i>hidden</i>"), 2u);  // b's queryid and text
+    EXPECT_EQ(count(sec, "<i>none seen</i>"), 1u);
+    d.slow_runs.clear();
+    html = render_report_html(d);
+    EXPECT_NE(html.find("no slow runs recorded"), std::string::npos);
 }
 
 TEST(Html, EmptyTimelineExplainsWhy) {

@@ -226,6 +226,11 @@ private:
             }
             d.query_exact = query_exact_;
         }
+        if (has("pg_stat_waits_executions")) {
+            pqxx::result r = run("SELECT coalesce(queryid::text, ''), count(*)::float8 FROM " +
+                                 q("pg_stat_waits_executions") + " GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT " + n);
+            for (const auto &row : r) d.slow_runs.emplace_back(str(row[0]), dbl(row[1]));
+        }
     }
 
     void read_status(TargetData &d) {

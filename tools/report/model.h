@@ -67,6 +67,18 @@ struct Histogram {
     std::vector<HistogramBucket> buckets;
 };
 
+// One slow top-level run (pg_stat_waits_executions).
+struct SlowRun {
+    std::string started;  // server's text
+    int pid = 0;
+    std::string queryid;  // empty when hidden
+    std::string query;    // empty when hidden
+    double elapsed_ms = 0;
+    double cpu_ms = 0;
+    std::vector<QueryWait> parts;       // its waits (ms), heaviest first, then CPU
+    std::vector<std::string> blockers;  // "pid 123 (idle in transaction, Client:ClientRead, queryid 42)"
+};
+
 struct ReportData {
     std::string server;        // host:port/db as connected
     std::string server_version;
@@ -98,6 +110,9 @@ struct ReportData {
 
     Availability exact_queries_av;
     std::vector<QueryRow> exact_queries;
+
+    Availability slow_runs_av;
+    std::vector<SlowRun> slow_runs;  // slowest first
 
     Availability histogram_av;
     std::vector<Histogram> histograms;

@@ -4,6 +4,7 @@
 #include <libpq-fe.h>
 
 #include <functional>
+#include <cstdlib>
 #include <map>
 #include <pqxx/pqxx>
 
@@ -262,6 +263,47 @@ ReportData Server::read_report(const Options &o) {
         guard(d.sampled_queries_av, [&] { read_queries(qualified("pg_stat_waits_profile"), "samples", d.sampled_queries); });
     if (want(*this, d.exact_queries_av, "pg_stat_waits_queries"))
         guard(d.exact_queries_av, [&] { read_queries(qualified("pg_stat_waits_queries"), "total_time", d.exact_queries); });
+
+    if (want(*this, d.slow_runs_av, "pg_stat_waits_executions"))
+        guard(d.slow_runs_av, [&] {
+            // waits and blockers are jsonb; flattened here into one text
+            // each (unit and record separators) so no JSON parser is needed.
+            pqxx::result r = run(
+                c, "SELECT started::text, pid, coalesce(queryid::text, ''), coalesce(query, ''), elapsed, cpu, "
+                   "(SELECT string_agg(concat_ws(chr(31), w->>'wait_event_type', w->>'wait_event', w->>'time_ms'), "
+                   "chr(30)) FROM jsonb_array_elements(waits) w), "
+                   "(SELECT string_agg(concat('pid ', b->>'pid', ' (', coalesce(b->>'state', '?'), ', ', "
+                   "b->>'wait_event_type', ':', b->>'wait_event', coalesce(', queryid ' || (b->>'queryid'), ''), ')'), "
+                   "chr(30)) FROM jsonb_array_elements(blockers) b WHERE b ? 'pid') FROM " +
+                       qualified("pg_stat_waits_executions") + " ORDER BY elapsed DESC LIMIT " + n);
+            auto split = [](const std::string &s, char sep) {
+                std::vector<std::string> out;
+                if (s.empty()) return out;
+                size_t from = 0;
+                for (;;) {
+                    size_t at = s.find(sep, from);
+                    out.push_back(s.substr(from, at == std::string::npos ? std::string::npos : at - from));
+                    if (at == std::string::npos) return out;
+                    from = at + 1;
+                }
+            };
+            for (const auto &row : r) {
+                SlowRun run_;
+                run_.started = str(row[0]);
+                run_.pid = static_cast<int>(i64(row[1]));
+                run_.queryid = str(row[2]);
+                run_.query = str(row[3]);
+                run_.elapsed_ms = dbl(row[4]);
+                run_.cpu_ms = dbl(row[5]);
+                for (const auto &w : split(str(row[6]), '\x1e')) {
+                    std::vector<std::string> f = split(w, '\x1f');
+                    if (f.size() == 3) run_.parts.push_back({f[0], f[1], std::strtod(f[2].c_str(), nullptr)});
+                }
+                run_.parts.push_back({"CPU", "CPU", run_.cpu_ms});
+                run_.blockers = split(str(row[7]), '\x1e');
+                d.slow_runs.push_back(std::move(run_));
+            }
+        });
 
     if (want(*this, d.histogram_av, "pg_stat_waits_histogram"))
         guard(d.histogram_av, [&] {

@@ -142,6 +142,8 @@ const Name kNames[] = {
      "Sampled time of the top queries (by sampled time) by wait event type"},
     {"query_seconds_total", MetricType::Counter,
      "Exact time of the top queries (by exact time) by wait event type; CPU is elapsed minus waits"},
+    {"slow_runs", MetricType::Gauge,
+     "Slow top-level runs kept in pg_stat_waits_executions (its last 1000), by queryid; empty queryid: hidden"},
     {"sampler_up", MetricType::Gauge, "1 when the sampler background worker runs"},
     {"sample_period_seconds", MetricType::Gauge, "Sampling period (0: sampler idle)"},
     {"samples_taken_total", MetricType::Counter, "Sampling rounds since start"},
@@ -213,6 +215,7 @@ std::vector<MetricFamily> build_families(const std::string &target, const Target
         C("query_sampled_seconds_total", q.seconds, {{"queryid", q.queryid}, {"wait_event_type", q.wait_event_type}});
     for (const auto &q : d.query_exact)
         C("query_seconds_total", q.seconds, {{"queryid", q.queryid}, {"wait_event_type", q.wait_event_type}});
+    for (const auto &r : d.slow_runs) G("slow_runs", r.second, {{"queryid", r.first}});
 
     auto OG = [&](const char *n, const std::optional<double> &v) {
         if (v) G(n, *v);

@@ -82,6 +82,8 @@ struct TargetData {
     std::vector<EventHistogram> histograms;
     std::vector<QueryTime> query_sampled;
     std::vector<QueryTime> query_exact;
+    // Slow runs kept in pg_stat_waits_executions, by queryid ("" when hidden).
+    std::vector<std::pair<std::string, double>> slow_runs;
 
     // pg_stat_waits_status and pg_stat_waits_timing_info; absent columns stay empty.
     std::optional<double> sampler_up, sample_period_seconds, samples_taken, sampler_lag_seconds,

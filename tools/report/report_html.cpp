@@ -70,6 +70,40 @@ std::string query_table(const std::vector<QueryRow> &rows, bool exact) {
     return s + "</table>\n";
 }
 
+// Each slow run: when, who, its text, elapsed and CPU, a bar split by wait
+// event (all bars on one scale), its heaviest events and its lock blockers.
+std::string slow_runs_table(const std::vector<SlowRun> &runs) {
+    if (runs.empty())
+        return "<p class=\"empty\">no slow runs recorded (exact timing on, runs of at least "
+               "<code>pg_stat_waits.capture_min_duration</code>)</p>\n";
+    double scale = 0;
+    for (const auto &r : runs) scale = std::max(scale, r.elapsed_ms);
+    std::string s = "<table class=\"runs\"><tr><th>started</th><th>pid</th><th>queryid</th><th>query</th>"
+                    "<th>elapsed</th><th>CPU</th><th>where the time went</th><th>top wait events</th>"
+                    "<th>blocked by</th></tr>\n";
+    for (const auto &r : runs) {
+        std::string events;
+        size_t shown = 0;
+        for (const auto &w : r.parts) {
+            if (shown++ == 4) break;
+            double share = r.elapsed_ms > 0 ? w.value / r.elapsed_ms * 100 : 0;
+            events += type_swatch(w.wait_event_type) + esc(w.wait_event_type) + ":" + esc(w.wait_event) + " " +
+                      fmtd("%.0f%%", share) + "<br>";
+        }
+        std::string blockers;
+        for (const auto &b : r.blockers) blockers += "<span class=\"blocker\">" + esc(b) + "</span><br>";
+        std::string text = r.query;
+        if (text.size() > 300) text = text.substr(0, 300) + "…";
+        s += "<tr><td>" + esc(r.started) + "</td><td class=\"num\">" + std::to_string(r.pid) +
+             "</td><td class=\"num\">" + (r.queryid.empty() ? "<i>hidden</i>" : esc(r.queryid)) + "</td><td><code>" +
+             (text.empty() ? std::string("<i>hidden</i>") : esc(text)) + "</code></td><td class=\"num\">" +
+             fmtd("%.1f ms", r.elapsed_ms) + "</td><td class=\"num\">" + fmtd("%.1f ms", r.cpu_ms) + "</td><td>" +
+             run_bar_svg(r.parts, scale) + "</td><td class=\"events\">" + events + "</td><td class=\"blockers\">" +
+             (blockers.empty() ? std::string("<i>none seen</i>") : blockers) + "</td></tr>\n";
+    }
+    return s + "</table>\n";
+}
+
 const char *kCss = R"(
 body{font:14px/1.4 -apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222;background:#fff}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
@@ -80,6 +114,7 @@ code{font-size:12px} .na{color:#a05a00;font-style:italic} .error{color:#b00020} 
 .pbar{display:inline-block;width:160px;height:10px;background:#eee;vertical-align:middle}
 .pbar span{display:block;height:10px;background:#4a78b5} .hist{display:inline-block;margin:0 18px 12px 0}
 .events{font-size:12px;white-space:nowrap} .hint{color:#555;font-size:13px}
+.blockers{font-size:12px;white-space:nowrap;color:#8b1a1a}
 )";
 
 }  // namespace
@@ -181,6 +216,13 @@ std::string render_report_html(const ReportData &d) {
         if (ex.empty()) ex = query_table(d.exact_queries, true);
         h += section("queries", "Top queries and their waits",
                      "<h3>sampled</h3>\n" + body + "<h3>exact (<code>pg_stat_waits_queries</code>)</h3>\n" + ex);
+    }
+
+    // 3b. Slowest runs.
+    {
+        std::string body = unavailable(d.slow_runs_av);
+        if (body.empty()) body = slow_runs_table(d.slow_runs);
+        h += section("slowruns", "Slowest runs and where their time went", body);
     }
 
     // 4. Histograms.

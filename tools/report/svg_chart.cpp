@@ -326,4 +326,23 @@ std::string breakdown_bar_svg(const std::vector<QueryWait> &breakdown, double sc
     return s;
 }
 
+std::string run_bar_svg(const std::vector<QueryWait> &parts, double scale_ms, int width, int height) {
+    std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"bar run\" width=\"" + std::to_string(width) +
+                    "\" height=\"" + std::to_string(height) + "\">";
+    double x = 0;
+    if (scale_ms > 0) {
+        for (const auto &p : parts) {
+            if (p.value <= 0) continue;
+            double w = width * p.value / scale_ms;
+            s += "<rect class=\"seg\" data-type=\"" + html_escape(p.wait_event_type) + "\" x=\"" + num(x) +
+                 "\" y=\"0\" width=\"" + num(w) + "\" height=\"" + std::to_string(height) + "\" fill=\"" +
+                 wait_type_color(p.wait_event_type) + "\"><title>" + html_escape(p.wait_event_type) + ":" +
+                 html_escape(p.wait_event) + " " + format_value(p.value) + " ms</title></rect>";
+            x += w;
+        }
+    }
+    s += "</svg>";
+    return s;
+}
+
 }  // namespace psw_report

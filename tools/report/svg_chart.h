@@ -57,4 +57,8 @@ std::string event_bars_svg(const std::vector<TopEvent> &rows, const std::string 
 std::string breakdown_bar_svg(const std::vector<QueryWait> &breakdown, double scale_total, int width = 240,
                               int height = 14);
 
+// One run as a horizontal bar split by wait event (one segment per part,
+// coloured by its type; value in ms), scaled so scale_ms fills the width.
+std::string run_bar_svg(const std::vector<QueryWait> &parts, double scale_ms, int width = 360, int height = 14);
+
 }  // namespace psw_report

@@ -6,6 +6,7 @@
 // quiet and complete. The file is removed once loaded, so after a crash
 // (which skips the save) the next start begins empty, like pg_stat_statements.
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -132,11 +133,53 @@ static bool load_timing(const char *data, size_t len) {
     return ok;
 }
 
+// ---- slow executions -----------------------------------------------------------
+// The ring's records, oldest first, behind a header that refuses a file of
+// another record layout or wait catalog (records hold dense wait indexes).
+static constexpr uint32 kExecVersion = 1;
+struct SavedExecHeader {
+    uint32 record_size;
+    uint16 index_count;
+    uint16 pad;
+    uint64 records;
+};
+
+static void save_executions(StatFileWriter &out) {
+    ExecRing *ring = executions_ring();
+    if (ring == nullptr) return;
+    SavedExecHeader h{static_cast<uint32>(sizeof(ExecRecord)), wait_index_count(), 0, 0};
+    std::string buf(sizeof(h), '\0');
+    std::unique_ptr<ExecRecord> scratch(new ExecRecord);
+    ring->for_each(scratch.get(), [&](const ExecRecord &r) {
+        buf.append(reinterpret_cast<const char *>(&r), sizeof(r));
+        h.records++;
+    });
+    memcpy(&buf[0], &h, sizeof(h));
+    out.section("execs", kExecVersion, buf.data(), buf.size());
+}
+
+static bool load_executions(const char *data, size_t len) {
+    ExecRing *ring = executions_ring();
+    SavedExecHeader h;
+    if (ring == nullptr || len < sizeof(h)) return false;
+    memcpy(&h, data, sizeof(h));
+    if (h.record_size != sizeof(ExecRecord) || h.index_count != wait_index_count() ||
+        len != sizeof(h) + h.records * sizeof(ExecRecord))
+        return false;
+    std::unique_ptr<ExecRecord> r(new ExecRecord);
+    for (uint64 i = 0; i < h.records; i++) {
+        memcpy(static_cast<void *>(r.get()), data + sizeof(h) + i * sizeof(ExecRecord), sizeof(ExecRecord));
+        ring->publish(*r);
+    }
+    return true;
+}
+
 // The sections, in file order.
 static const PersistSection sections[] = {
     {"profile", kProfileVersion, save_profile, load_profile},
     {"minutes", kMinutesVersion, save_buckets, load_buckets},
     {"timing", kTimingVersion, save_timing, load_timing},
+    {"execs", kExecVersion, save_executions, load_executions},
 };
 
 static void save_all(int code, Datum arg) {

@@ -13,6 +13,7 @@ namespace psw {
 static void (*const reset_functions[])() = {
     reset_sampling,
     timing_reset,
+    executions_reset,
 };
 
 }  // namespace psw

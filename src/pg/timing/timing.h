@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "../shared_state.h"
+#include "../../core/executions.h"
 #include "../../core/statement_ledger.h"
 #include "../../core/timing_stats.h"
 
@@ -59,6 +60,19 @@ bool timing_load(FILE *f);
 // the TSC is invariant), the same in every process.
 int64 timing_now_ns();
 const char *timing_clock_name();  // "tsc" or "clock_gettime"
+
+// Slow executions (executions.cpp): the last kExecRingSize top-level runs
+// that reached pg_stat_waits.capture_min_duration.
+constexpr uint32 kExecRingSize = 1000;
+extern const ShmemPart executions_part;
+// A top-level statement of queryid, run by userid, ended after elapsed_ns
+// (at least the threshold) having waited `waits`: keep it. Never raises an
+// error, never allocates.
+void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, Oid userid);
+void executions_reset();
+// The ring (nullptr until shared memory exists), for persistence.
+ExecRing *executions_ring();
+uint64 executions_dropped();
 
 // Benchmark support (the test module's pg_stat_waits_bench_wrapper, through
 // pg_stat_waits_test_bench_wrapper_ns): CPU ns per call. Modes: 0/1/2

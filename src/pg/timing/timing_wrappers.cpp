@@ -47,6 +47,10 @@ static BackendSlot *live_slot = nullptr;
 bool timing_open = false;
 static StatementLedger ledger;
 static Oid stmt_userid = InvalidOid;
+// Slow executions: when the statement started, and its waits per event
+// (cleared with one store at its start, read only if it turns out slow).
+static int64 stmt_start_ns = 0;
+static StatementWaits stmt_waits;
 // Whom the q_* part of local_timing belongs to.
 static uint64 pending_queryid = 0;
 static Oid pending_userid = InvalidOid;
@@ -151,6 +155,7 @@ static inline void end_call(BlockingCall call, uint32 info, int64 t0) {
         }
         uint16_t idx = info != 0 ? wait_index(info) : unreported_index(call);
         local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
+        if (timing_open) stmt_waits.add(idx, static_cast<uint64_t>(t1 - t0));
     }
     if (t1 - last_flush_ns >= kFlushIntervalNs) flush(t1);
 }
@@ -355,7 +360,10 @@ void timing_statement_start(uint64 queryid) {
     if (local_timing.pending()) flush(now_ns());
     if (!guc_timing || queryid == 0 || MyProc == nullptr || IsParallelWorker() || timing_shared == nullptr) return;
     stmt_userid = GetUserId();
-    ledger.start(queryid, now_ns());
+    int64 t = now_ns();
+    ledger.start(queryid, t);
+    stmt_start_ns = t;
+    stmt_waits.clear();
     timing_open = true;
     if (!exit_hook_registered) register_exit_hook();
 }
@@ -370,6 +378,9 @@ void timing_statement_end() {
     int64 t = now_ns();
     flush(t);  // its waits, under their ids
     pending_queryid = 0;
+    // Slow executions: the one comparison every statement pays.
+    if (__builtin_expect(t - stmt_start_ns >= capture_min_ns, 0))
+        executions_capture(stmt_waits, t - stmt_start_ns, ledger.statement(), stmt_userid);
     ledger.close(t, spill_row);
 }
 

@@ -1,0 +1,190 @@
+// Slow executions: the shared ring of slow top-level runs (capture at the
+// statement's end, from timing_wrappers.cpp) and its SQL reader,
+// pg_stat_waits_executions (docs/executions.md).
+//
+// Capture runs only for a statement whose elapsed time reached
+// pg_stat_waits.capture_min_duration; it may run inside a transaction
+// callback or at process exit, so it never allocates, never takes a lock and
+// never raises an error. Readers copy records under each entry's sequence.
+#include "../boundary.h"
+#include "../gucs.h"
+#include "../wait_names.h"
+#include "timing.h"
+#include "../activity/proc_reader.h"
+#include "../../core/executions.h"
+
+PSW_SQL_FUNCTION(pg_stat_waits_executions_internal)
+
+namespace psw {
+
+static ExecRing *exec_ring = nullptr;
+// Built here at capture time rather than on the stack (1.4 kB).
+static ExecRecord capture_buf;
+
+static Size exec_ring_size() { return ExecRing::bytes(kExecRingSize); }
+
+static void exec_ring_init(void *ptr, bool found) {
+    exec_ring = static_cast<ExecRing *>(ptr);
+    if (!found) exec_ring->init(kExecRingSize);
+}
+
+const ShmemPart executions_part = {"pg_stat_waits executions", exec_ring_size, exec_ring_init};
+
+void executions_reset() {
+    if (exec_ring != nullptr) exec_ring->reset();
+}
+
+ExecRing *executions_ring() { return exec_ring; }
+
+uint64 executions_dropped() { return exec_ring != nullptr ? exec_ring->dropped_count() : 0; }
+
+void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, Oid userid) {
+    if (exec_ring == nullptr || shared == nullptr || MyProc == nullptr) return;
+    ExecRecord &r = capture_buf;
+    TimestampTz now = GetCurrentTimestamp();
+    r.ended = now;
+    r.started = now - elapsed_ns / 1000;
+    r.pid = MyProcPid;
+    r.datid = MyDatabaseId;
+    r.userid = userid;
+    r.queryid = queryid;
+    r.elapsed_ns = static_cast<uint64>(elapsed_ns);
+    exec_summarize_waits(waits, &r);
+    r.blockers.count = 0;
+    int procno = compat_my_procno();
+    if (procno >= 0 && static_cast<uint32>(procno) < shared->num_slots) {
+        BackendSlot &s = shared->slots[procno];
+        // This backend is the slot's only writer: its own data reads as is.
+        TimestampTz query_start = s.pub.data.query_start;
+        if (query_start != 0) r.started = query_start;
+        // The sampler's last look at this statement's lock waits; blockers
+        // seen during an earlier statement do not belong to this one.
+        LockBlockers b;
+        if (s.blocked_by.read(&b, 10) && b.count > 0 && query_start != 0 && b.query_start == query_start)
+            r.blockers = b;
+    }
+    // The text as pg_stat_activity keeps it: track_activity_query_size - 1
+    // bytes at most, cut on a character boundary.
+    r.text_len = 0;
+    const char *q = debug_query_string;
+    if (q != nullptr) {
+        int max = pgstat_track_activity_query_size - 1;
+        if (max > static_cast<int>(kExecTextMax)) max = static_cast<int>(kExecTextMax);
+        int len = static_cast<int>(strnlen(q, static_cast<size_t>(max) + 1));
+        if (len > max) len = pg_mbcliplen(q, len, max);
+        if (len > 0) {
+            memcpy(r.text, q, static_cast<size_t>(len));
+            r.text_len = static_cast<uint32>(len);
+        }
+    }
+    exec_ring->publish(r);
+}
+
+// ---- the view -----------------------------------------------------------------
+
+static constexpr double kNsPerMs = 1e6;
+
+static void json_wait(StringInfo buf, const char *type, const char *name, uint64 calls, uint64 ns) {
+    appendStringInfoString(buf, "{\"wait_event_type\": ");
+    escape_json(buf, type);
+    appendStringInfoString(buf, ", \"wait_event\": ");
+    escape_json(buf, name);
+    appendStringInfo(buf, ", \"calls\": " UINT64_FORMAT ", \"time_ms\": %.3f}", calls, static_cast<double>(ns) / kNsPerMs);
+}
+
+static Datum waits_json(const ExecRecord &r) {
+    StringInfoData buf;
+    initStringInfo(&buf);
+    appendStringInfoChar(&buf, '[');
+    for (int i = 0; i < r.nwaits; i++) {
+        const char *type, *name;
+        index_names(r.waits[i].index, &type, &name);
+        if (i > 0) appendStringInfoString(&buf, ", ");
+        json_wait(&buf, type, name, r.waits[i].calls, r.waits[i].ns);
+    }
+    if (r.rest_events > 0) {
+        char label[64];
+        snprintf(label, sizeof(label), "%u other events", static_cast<unsigned>(r.rest_events));
+        if (r.nwaits > 0) appendStringInfoString(&buf, ", ");
+        json_wait(&buf, "Other", label, r.rest_calls, r.rest_ns);
+    }
+    appendStringInfoChar(&buf, ']');
+    return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
+}
+
+// Blockers' queryids are shown to readers who may see every statement
+// (their owners are not recorded); pids, states and waits to everyone, as
+// pg_blocking_pids() and pg_stat_activity show them.
+static Datum blockers_json(const ExecRecord &r, bool all_stats) {
+    StringInfoData buf;
+    initStringInfo(&buf);
+    appendStringInfoChar(&buf, '[');
+    uint32 n = r.blockers.count < static_cast<uint32>(kMaxLockBlockers) ? r.blockers.count : kMaxLockBlockers;
+    for (uint32 i = 0; i < n; i++) {
+        const LockBlocker &b = r.blockers.blockers[i];
+        if (i > 0) appendStringInfoString(&buf, ", ");
+        appendStringInfo(&buf, "{\"pid\": %d, \"state\": ", b.pid);
+        const char *state = slot_state_name(b.state);
+        if (state != nullptr)
+            escape_json(&buf, state);
+        else
+            appendStringInfoString(&buf, "null");
+        const char *type = "CPU", *name = "CPU";
+        if (b.wait_event_info != 0) wait_info_names(b.wait_event_info, &type, &name);
+        appendStringInfoString(&buf, ", \"wait_event_type\": ");
+        escape_json(&buf, type);
+        appendStringInfoString(&buf, ", \"wait_event\": ");
+        escape_json(&buf, name);
+        if (all_stats && b.queryid != 0)
+            appendStringInfo(&buf, ", \"queryid\": " INT64_FORMAT "}", static_cast<int64>(b.queryid));
+        else
+            appendStringInfoString(&buf, ", \"queryid\": null}");
+    }
+    if (r.blockers.count > static_cast<uint32>(kMaxLockBlockers))
+        appendStringInfo(&buf, "%s{\"more\": %u}", n > 0 ? ", " : "", r.blockers.count - kMaxLockBlockers);
+    appendStringInfoChar(&buf, ']');
+    return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
+}
+
+}  // namespace psw
+
+Datum pg_stat_waits_executions_internal(PG_FUNCTION_ARGS) {
+    return psw::sql_entry("pg_stat_waits_executions", [&]() -> Datum {
+        psw::require_preloaded();
+        if (psw::exec_ring == nullptr) elog(ERROR, "pg_stat_waits: executions shared memory is missing");
+        InitMaterializedSRF(fcinfo, 0);
+        ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+        psw::ExecRecord *rec = static_cast<psw::ExecRecord *>(palloc(sizeof(psw::ExecRecord)));
+        bool all_stats = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+        const psw::ExecRing *ring = psw::exec_ring;
+        uint64 end = __atomic_load_n(&ring->next, __ATOMIC_ACQUIRE);
+        uint64 begin = __atomic_load_n(&ring->floor, __ATOMIC_ACQUIRE);
+        if (end > ring->capacity && end - ring->capacity > begin) begin = end - ring->capacity;
+        for (uint64 t = begin; t < end; t++) {
+            CHECK_FOR_INTERRUPTS();
+            if (!ring->read(t, rec)) continue;
+            const psw::ExecRecord &r = *rec;
+            bool visible = psw::can_see_queries_of(r.userid);
+            Datum v[11];
+            bool n[11] = {false, false, false, false, false, false, false, false, false, false, false};
+            v[0] = TimestampTzGetDatum(r.started);
+            v[1] = TimestampTzGetDatum(r.ended);
+            v[2] = Int32GetDatum(r.pid);
+            v[3] = ObjectIdGetDatum(r.datid);
+            v[4] = ObjectIdGetDatum(r.userid);
+            v[5] = Int64GetDatum(static_cast<int64>(r.queryid));
+            n[5] = !visible || r.queryid == 0;
+            v[6] = visible ? PointerGetDatum(cstring_to_text_with_len(r.text, static_cast<int>(r.text_len)))
+                           : static_cast<Datum>(0);
+            n[6] = !visible;
+            double elapsed = static_cast<double>(r.elapsed_ns) / psw::kNsPerMs;
+            double waits = static_cast<double>(r.wait_ns) / psw::kNsPerMs;
+            v[7] = Float8GetDatum(elapsed);
+            v[8] = Float8GetDatum(elapsed > waits ? elapsed - waits : 0.0);
+            v[9] = psw::waits_json(r);
+            v[10] = psw::blockers_json(r, all_stats);
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+        }
+        return static_cast<Datum>(0);
+    });
+}

@@ -1,0 +1,164 @@
+# Slow executions (pg_stat_waits_executions): a run blocked on a row lock
+# and then sleeping is kept once, with its elapsed time, its lock and sleep
+# waits timed exactly, its CPU as the rest and the session that blocked it;
+# runs under the threshold add nothing; other users' runs hide text and
+# queryid; the text is cut like pg_stat_activity's; reset clears the view.
+use strict;
+use warnings FATAL => 'all';
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use PswTest;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+# track_activity_query_size at its minimum: the kept text is cut to it.
+my $node = psw_node('executions', conf => ['track_activity_query_size = 100'], extensions => 1);
+my $admin = psw_session($node);
+sql($admin, 'CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t VALUES (1, 0)');
+
+is(sql($admin, 'SHOW pg_stat_waits.capture_min_duration'), '1s', 'capture_min_duration defaults to 1 s');
+
+# Rows of the view for one pid.
+sub runs_of
+{
+	my ($pid) = @_;
+	return sql($admin, "SELECT count(*) FROM pg_stat_waits_executions WHERE pid = $pid");
+}
+
+# ---- a run blocked 2 s on a row lock, then sleeping 0.5 s -------------------
+
+# The UPDATE is the holder's last statement: its id is the holder's while it
+# sits idle in the transaction.
+my $holder = psw_session($node);
+my $holder_pid = backend_pid($holder);
+sql($holder, 'BEGIN');
+sql($holder, 'UPDATE t SET v = v + 1 WHERE id = 1');
+my $holder_qid = sql($admin,
+	"SELECT queryid FROM pg_stat_statements WHERE query = 'UPDATE t SET v = v + \$1 WHERE id = \$2'");
+like($holder_qid, qr/^-?\d+$/, 'the holder\'s UPDATE has a queryid');
+
+my $blocked = psw_session($node, 'SET pg_stat_waits.timing = on');
+my $bpid = backend_pid($blocked);
+my $query = 'SELECT pg_sleep(0.5) FROM (SELECT id FROM t WHERE id = 1 FOR UPDATE) s';
+send_sql($blocked, $query);
+# Server clock readings (epoch seconds) that bracket the truth: the wait is
+# seen after it began; the lock is released between the readings around
+# the holder's COMMIT; the run is over when its result has come back.
+my $now = "SELECT extract(epoch FROM clock_timestamp())";
+my $seen;
+ok( wait_until(
+		sub {
+			($seen) = split /\|/,
+			  sql($admin, "$now, wait_event_type FROM pg_stat_activity WHERE pid = $bpid AND wait_event_type = 'Lock'");
+			return defined $seen && $seen ne '';
+		}),
+	'the statement waits for the row lock');
+# The holder stays idle in its transaction (its UPDATE's queryid is what
+# the sampler records for it) for 2 s, then commits.
+usleep(2_000_000);
+my $release_lo = sql($admin, $now);
+sql($holder, 'COMMIT');
+my $release_hi = sql($admin, $now);
+my (undef, $err) = finish_sql($blocked);
+my $done = sql($admin, $now);
+is($err, '', 'the blocked statement completed');
+
+is(runs_of($bpid), 1, 'the run appears once');
+my ($started, $elapsed, $cpu, $lock_ms, $sleep_ms, $all_waits, $qid, $text) = split /\|/, sql(
+	$admin, "SELECT extract(epoch FROM started), elapsed, cpu,
+	    (SELECT coalesce(sum((w->>'time_ms')::float8), 0) FROM jsonb_array_elements(waits) w
+	      WHERE w->>'wait_event_type' = 'Lock'),
+	    (SELECT coalesce(sum((w->>'time_ms')::float8), 0) FROM jsonb_array_elements(waits) w
+	      WHERE w->>'wait_event' = 'PgSleep'),
+	    (SELECT coalesce(sum((w->>'time_ms')::float8), 0) FROM jsonb_array_elements(waits) w),
+	    queryid, query
+	  FROM pg_stat_waits_executions WHERE pid = $bpid");
+# ms between two readings.
+sub ms { return ($_[1] - $_[0]) * 1000; }
+# The truth, bracketed: the lock wait lasted at least from when it was seen
+# to the last reading before the release, at most from the statement's
+# start to the first reading after it; the sleep at least 0.5 s, at most
+# from the release to the end; the run from its start to its end. On a
+# quiet machine each bracket is a few ms wide; 3% is allowed on either side.
+my ($lock_lo, $lock_hi) = (ms($seen, $release_lo), ms($started, $release_hi));
+cmp_ok($lock_lo, '>', 1990, "the lock was held about 2 s ($lock_lo .. $lock_hi ms)");
+cmp_ok($lock_ms, '>=', 0.97 * $lock_lo, "Lock wait $lock_ms ms >= 97% of $lock_lo ms");
+cmp_ok($lock_ms, '<=', 1.03 * $lock_hi, "Lock wait $lock_ms ms <= 103% of $lock_hi ms");
+my $sleep_hi = ms($release_lo, $done);
+cmp_ok($sleep_ms, '>=', 0.97 * 500, "PgSleep $sleep_ms ms >= 97% of 500 ms");
+cmp_ok($sleep_ms, '<=', 1.03 * $sleep_hi, "PgSleep $sleep_ms ms <= 103% of $sleep_hi ms");
+my ($run_lo, $run_hi) = (ms($started, $release_lo) + 500, ms($started, $done));
+cmp_ok($elapsed, '>=', 0.97 * $run_lo, "elapsed $elapsed ms >= 97% of $run_lo ms");
+cmp_ok($elapsed, '<=', 1.03 * $run_hi, "elapsed $elapsed ms <= 103% of $run_hi ms");
+cmp_ok(abs($cpu - ($elapsed - $all_waits)), '<', 0.01, "cpu ($cpu ms) is elapsed minus the waits");
+cmp_ok($cpu, '<', 250, 'the run spent little CPU');
+is($qid,
+	sql($admin, "SELECT queryid FROM pg_stat_statements WHERE query LIKE 'SELECT pg_sleep(\$1) FROM (SELECT id%'"),
+	'its queryid is pg_stat_statements\'');
+is($text, "$query;", 'its text, as the client sent it');
+# The blocker as the sampler saw it: the holder, idle in its transaction
+# after its UPDATE. (Filled by the sampler's lock-blocker lookup.)
+is( sql($admin,
+		"SELECT count(*) FROM pg_stat_waits_executions, jsonb_array_elements(blockers) b
+		  WHERE pid = $bpid AND (b->>'pid')::int = $holder_pid AND (b->>'queryid')::bigint = $holder_qid"),
+	1,
+	'the blocker\'s pid and queryid are recorded')
+  or diag(sql($admin, "SELECT blockers FROM pg_stat_waits_executions WHERE pid = $bpid"));
+$holder->quit;
+
+# ---- 100,000 statements under the threshold add nothing ----------------------
+
+my $before = sql($admin, 'SELECT count(*) FROM pg_stat_waits_executions');
+my $script = "SET pg_stat_waits.timing = on;\nSELECT pg_backend_pid();\n" . ("SELECT 1;\n" x 100_000);
+my $fast_pid = $node->safe_psql('postgres', $script);
+($fast_pid) = $fast_pid =~ /^(\d+)/;
+is(sql($admin, 'SELECT count(*) FROM pg_stat_waits_executions'), $before, '100,000 fast statements add no rows');
+is(sql($admin, "SELECT calls >= 100000 FROM pg_stat_statements WHERE query = 'SELECT \$1'"),
+	't', 'they ran (pg_stat_statements counted them)');
+# The same kind of session keeps a statement over the threshold.
+$node->safe_psql('postgres', "SET pg_stat_waits.timing = on; SET pg_stat_waits.capture_min_duration = 200;\n"
+	  . "SELECT pg_sleep(0.3);");
+is(sql($admin, 'SELECT count(*) FROM pg_stat_waits_executions'), $before + 1, 'a slow one is kept');
+
+# ---- other users' runs: no text, no queryid; the text cut like pg_stat_activity
+
+sql($admin, 'CREATE ROLE alice LOGIN; CREATE ROLE bob LOGIN');
+sql($admin, 'ALTER ROLE alice SET pg_stat_waits.timing = on');
+sql($admin, 'ALTER ROLE alice SET pg_stat_waits.capture_min_duration = 200');
+my $long = 'SELECT pg_sleep(0.3) /* ' . ('x' x 200) . ' */';
+$node->safe_psql('postgres', $long, extra_params => ['-U', 'alice']);
+my $of_alice = "SELECT count(*), count(query), count(queryid), max(length(query)) FROM pg_stat_waits_executions "
+  . "WHERE usesysid = 'alice'::regrole";
+is($node->safe_psql('postgres', $of_alice, extra_params => ['-U', 'alice']),
+	'1|1|1|99', 'alice sees her run with its text, cut to track_activity_query_size - 1 bytes');
+is($node->safe_psql('postgres', $of_alice, extra_params => ['-U', 'bob']),
+	'1|0|0|', 'bob sees it without text and queryid');
+sql($admin, 'GRANT pg_read_all_stats TO bob');
+is($node->safe_psql('postgres', $of_alice, extra_params => ['-U', 'bob']),
+	'1|1|1|99', 'pg_read_all_stats members see all of it');
+my ($rc, $out, $stderr) = $node->psql('postgres', 'SET pg_stat_waits.capture_min_duration = 0',
+	extra_params => ['-U', 'bob']);
+like($stderr, qr/permission denied to set parameter/, 'a plain user cannot change the threshold');
+
+# ---- a clean restart keeps them ----------------------------------------------------
+
+my $all = "SELECT count(*), sum(elapsed)::numeric(20, 3), string_agg(query, ',' ORDER BY started) "
+  . "FROM pg_stat_waits_executions";
+my $saved = sql($admin, $all);
+$admin->quit;
+$blocked->quit;
+$node->restart;
+$admin = psw_session($node);
+is(sql($admin, $all), $saved, 'a clean restart keeps the runs');
+
+# ---- reset ----------------------------------------------------------------------
+
+sql($admin, 'SELECT pg_stat_waits_reset()');
+is(sql($admin, 'SELECT count(*) FROM pg_stat_waits_executions'), 0, 'pg_stat_waits_reset() clears it');
+$node->safe_psql('postgres', 'SELECT pg_sleep(0.3)', extra_params => ['-U', 'alice']);
+is(sql($admin, 'SELECT count(*) FROM pg_stat_waits_executions'), 1, 'and it fills again');
+
+$admin->quit;
+$node->stop;
+done_testing();
