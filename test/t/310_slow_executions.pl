@@ -134,7 +134,15 @@ is($node->safe_psql('postgres', $of_alice, extra_params => ['-U', 'alice']),
 	'1|1|1|99', 'alice sees her run with its text, cut to track_activity_query_size - 1 bytes');
 is($node->safe_psql('postgres', $of_alice, extra_params => ['-U', 'bob']),
 	'1|0|0|', 'bob sees it without text and queryid');
+# A blocker's queryid is hidden like its owner's statements (the holder is
+# a superuser's session here); its pid stays visible, as pg_blocking_pids().
+my $blocker_seen = "SELECT count(*) FILTER (WHERE b->>'queryid' IS NULL) || '|' || count(*) "
+  . "FROM pg_stat_waits_executions, jsonb_array_elements(blockers) b WHERE pid = $bpid AND (b->>'pid')::int = $holder_pid";
+is($node->safe_psql('postgres', $blocker_seen, extra_params => ['-U', 'bob']),
+	'1|1', "bob sees the blocker's pid without its queryid");
 sql($admin, 'GRANT pg_read_all_stats TO bob');
+is($node->safe_psql('postgres', $blocker_seen, extra_params => ['-U', 'bob']),
+	'0|1', "with pg_read_all_stats bob sees the blocker's queryid");
 is($node->safe_psql('postgres', $of_alice, extra_params => ['-U', 'bob']),
 	'1|1|1|99', 'pg_read_all_stats members see all of it');
 my ($rc, $out, $stderr) = $node->psql('postgres', 'SET pg_stat_waits.capture_min_duration = 0',

@@ -112,10 +112,10 @@ static Datum waits_json(const ExecRecord &r) {
     return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
 }
 
-// Blockers' queryids are shown to readers who may see every statement
-// (their owners are not recorded); pids, states and waits to everyone, as
-// pg_blocking_pids() and pg_stat_activity show them.
-static Datum blockers_json(const ExecRecord &r, bool all_stats) {
+// Blockers' queryids are shown to readers who may see the blocker's
+// statements (its role was recorded with it); pids, states and waits to
+// everyone, as pg_blocking_pids() and pg_stat_activity show them.
+static Datum blockers_json(const ExecRecord &r) {
     StringInfoData buf;
     initStringInfo(&buf);
     appendStringInfoChar(&buf, '[');
@@ -135,7 +135,7 @@ static Datum blockers_json(const ExecRecord &r, bool all_stats) {
         escape_json(&buf, type);
         appendStringInfoString(&buf, ", \"wait_event\": ");
         escape_json(&buf, name);
-        if (all_stats && b.queryid != 0)
+        if (b.queryid != 0 && can_see_queries_of(b.usesysid))
             appendStringInfo(&buf, ", \"queryid\": " INT64_FORMAT "}", static_cast<int64>(b.queryid));
         else
             appendStringInfoString(&buf, ", \"queryid\": null}");
@@ -155,7 +155,6 @@ Datum pg_stat_waits_executions_internal(PG_FUNCTION_ARGS) {
         InitMaterializedSRF(fcinfo, 0);
         ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
         psw::ExecRecord *rec = static_cast<psw::ExecRecord *>(palloc(sizeof(psw::ExecRecord)));
-        bool all_stats = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
         const psw::ExecRing *ring = psw::exec_ring;
         uint64 end = __atomic_load_n(&ring->next, __ATOMIC_ACQUIRE);
         uint64 begin = __atomic_load_n(&ring->floor, __ATOMIC_ACQUIRE);
@@ -182,7 +181,7 @@ Datum pg_stat_waits_executions_internal(PG_FUNCTION_ARGS) {
             v[7] = Float8GetDatum(elapsed);
             v[8] = Float8GetDatum(elapsed > waits ? elapsed - waits : 0.0);
             v[9] = psw::waits_json(r);
-            v[10] = psw::blockers_json(r, all_stats);
+            v[10] = psw::blockers_json(r);
             tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
         }
         return static_cast<Datum>(0);
