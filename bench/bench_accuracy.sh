@@ -2,7 +2,8 @@
 # tool reports: pg_stat_waits' exact time (view pg_stat_waits, when timing
 # exists), its sampled estimate (pg_stat_waits_profile.est_time = samples x
 # period) and pg_wait_sampling's (profile count x profile_period), against
-# the time the waiting client measured around its statement.
+# the time the waiting client measured around its statement (for the cold
+# scan: PostgreSQL's own I/O timing of the same reads, track_io_timing).
 # shellcheck shell=bash
 
 # timed_ms NAME SQL: runs SQL, prints the client-side elapsed ms.
@@ -63,9 +64,13 @@ acc_inject() {
       for f in "${BENCH_DIR[$name]}/data/$(bsql "$name" "SELECT pg_relation_filepath('big')")"*; do
         dd if="$f" iflag=nocache count=0 status=none 2>/dev/null || true
       done
-      # No parallel workers: their reads would add wait time beyond the
-      # client's elapsed time.
-      ms=$(timed_ms "$name" "SET max_parallel_workers_per_gather = 0; SELECT count(*) FROM big") ;;
+      # The truth is PostgreSQL's own timing of the same reads
+      # (track_io_timing, as EXPLAIN (ANALYZE, BUFFERS) reports it for the
+      # top plan node), not the statement's elapsed time, which also holds
+      # the scan's CPU. No parallel workers: one process, one clock.
+      ms=$(bsql "$name" "SET max_parallel_workers_per_gather = 0;
+                         EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, COSTS OFF) SELECT count(*) FROM big" |
+           sed -n 's/.*I\/O Timings:.*read=\([0-9.]*\).*/\1/p' | head -1) ;;
   esac
   echo "${ms:-NA}"
 }
@@ -81,7 +86,10 @@ bench_accuracy() {
   bench_cfg_available pg_wait_sampling && tools+=(pgws)
   for tool in "${tools[@]}"; do
     cfg=$([ "$tool" = psw ] && echo psw_timing || echo pg_wait_sampling)
-    bench_start acc "$(bench_cfg_conf "$cfg")" "shared_buffers = 16MB" "autovacuum = off"
+    local iom=()
+    [ "$PSW_PG_MAJOR" -ge 18 ] && iom=("io_method = sync")  # synchronous reads: DataFileRead is the read
+    bench_start acc "$(bench_cfg_conf "$cfg")" "shared_buffers = 16MB" "autovacuum = off" "track_io_timing = on" \
+      "${iom[@]}"
     bsql acc "CREATE EXTENSION $([ "$tool" = psw ] && echo pg_stat_waits || echo pg_wait_sampling)" >/dev/null
     bsql acc "CREATE TABLE acc (id int PRIMARY KEY, v int); INSERT INTO acc VALUES (1, 0);
               CREATE TABLE big AS SELECT g AS id, md5(g::text) AS pad FROM generate_series(1, $rows) g" >/dev/null
@@ -106,8 +114,10 @@ bench_accuracy() {
   md "Waits of known length injected one at a time (nominal ${t} s, $reps repetitions each, figures summed"
   md "over repetitions): \`pg_sleep\`, a row lock held by another session (Lock/transactionid), an advisory"
   md "lock held by another session (Lock/advisory), and a cold sequential scan of a ${rows}-row table with"
-  md "its pages dropped from the OS cache, without parallel workers (IO/DataFileRead). *truth*: elapsed time of the waiting statement"
-  md "measured by the client (for I/O only an upper bound: the scan's CPU is in it). *exact*:"
+  md "its pages dropped from the OS cache, without parallel workers (IO/DataFileRead; \`io_method = sync\` on 18)."
+  md "*truth*: elapsed time of the waiting statement measured by the client; for I/O, PostgreSQL's own"
+  md "timing of the same reads (\`track_io_timing = on\`, the read time EXPLAIN (ANALYZE, BUFFERS) reports"
+  md "for the scan). *exact*:"
   md "\`pg_stat_waits.total_time\`; *sampled*: \`pg_stat_waits_profile.est_time\` and pg_wait_sampling's profile"
   md "count × profile_period. Error = (reported − truth) / truth." ""
   md "| wait | truth ms (pg_stat_waits run) | pg_stat_waits exact | pg_stat_waits sampled | truth ms (pg_wait_sampling run) | pg_wait_sampling sampled |"

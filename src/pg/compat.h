@@ -109,6 +109,16 @@ inline uint64 compat_queryid(T id) {
     return static_cast<uint64>(id);
 }
 
+// PostgreSQL's own report of this backend's top-level query id
+// (pgstat_report_query_id; 18 declares ids int64).
+inline void compat_report_query_id(uint64 id, bool force) {
+#if PG_VERSION_NUM >= 180000
+    pgstat_report_query_id(static_cast<int64>(id), force);
+#else
+    pgstat_report_query_id(id, force);
+#endif
+}
+
 // The id PostgreSQL gives a utility statement whose PlannedStmt carries
 // none (pg_stat_statements zeroes a cached utility statement's queryId in
 // place, so later executions of e.g. a prepared END arrive with 0): the

@@ -211,7 +211,10 @@ static bool quick_idle(uint32 procno) {
     const volatile SlotData *d = &pub.data;
     int32 slot_pid = d->pid;
     uint8_t state = d->state;
+    uint8_t source = d->source;
     if (!pub.seq.validate(before)) return false;
+    // A client backend in the default mode: PostgreSQL's entry says it.
+    if (slot_pid == pid && source == kSourceServer) return server_reports_idle(procno, pid);
     if (slot_pid == pid) return state == kStateIdle;
     // A client that has run no statement yet has not written its slot (its
     // first statement will). Once its type is checked, remember its pid so
