@@ -58,7 +58,11 @@ static bool read_server_status(uint32 procno, const volatile PGPROC *proc, int32
         switch (st) {
             case STATE_RUNNING:
             case STATE_FASTPATH:
-                out->state = kStateActive;
+                // Until parse analysis gives the new statement its id (raw
+                // parsing of a message, a fast-path function call) the
+                // backend is between statements, as the tracker reports it:
+                // no id to charge, and not sampled as a statement's work.
+                out->state = q != 0 ? kStateActive : kStateIdle;
                 out->queryid = q;
                 break;
             case STATE_IDLEINTRANSACTION:
