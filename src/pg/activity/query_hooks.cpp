@@ -173,7 +173,7 @@ static void publish_server(uint8_t state, uint64 queryid, uint64 top_queryid, Ti
     });
 }
 
-static void enter_tracker_mode() {
+__attribute__((noinline)) static void enter_tracker_mode() {
     if (!tracker_hooks_installed) {
         tracker_hooks_installed = true;
         prev_executor_start = ExecutorStart_hook;
@@ -190,7 +190,7 @@ static void enter_tracker_mode() {
     update_server_fast();
 }
 
-static void enter_server_mode() {
+__attribute__((noinline)) static void enter_server_mode() {
     if (mode == kModeTracker) tracker.env.timing_end();
     tracker.reset();
     my_be = MyBEEntry;
@@ -200,11 +200,12 @@ static void enter_server_mode() {
 }
 
 // At a point where no statement phase runs: take the mode the settings ask for.
-static void settle_mode() {
-    bool want = tracker_needed();
-    if (want && mode != kModeTracker)
+static inline void settle_mode() {
+    uint8 target = tracker_needed() ? kModeTracker : kModeServer;
+    if (__builtin_expect(target == mode, 1)) return;
+    if (target == kModeTracker)
         enter_tracker_mode();
-    else if (!want && mode != kModeServer)
+    else
         enter_server_mode();
 }
 
@@ -543,8 +544,10 @@ static void xact_callback(XactEvent event, void *) {
             break;
     }
     // A client backend between statements: no phase runs.
-    if (over && mode != kModeUndecided && client_backend() &&
-        mode != (tracker_needed() ? kModeTracker : kModeServer)) {
+    // (Tracker mode with a setting still asking for it, the case of every
+    // timed statement, is one load and branch.)
+    bool change = mode == kModeTracker ? !wants_tracker && !tracker_needed() : mode == kModeServer && tracker_needed();
+    if (over && change && client_backend()) {
         settle_mode();
         if (mode == kModeTracker) {
             // Idle (or idle in an aborted block) until the next statement.
