@@ -17,7 +17,8 @@
 //   the InjectionPoint class: compat_wait_event_name(),
 //   compat_wait_class_sizes(), compat_register_wait_event().
 // - 18 dropped ExecutorRun_hook's execute_once and made queryId int64:
-//   PSW_EXECUTOR_RUN_PARAMS / PSW_EXECUTOR_RUN_ARGS, compat_queryid().
+//   PSW_EXECUTOR_RUN_PARAMS / PSW_EXECUTOR_RUN_ARGS, compat_queryid(),
+//   compat_report_query_id().
 // Included by pg.h after PostgreSQL's headers.
 #pragma once
 
