@@ -249,8 +249,9 @@ __attribute__((noinline, cold)) static void server_claim(uint64 id) {
 // The second and later statements of a client's query string: 15-17 keep
 // the first one's id (PostgreSQL reports an id only while it has none). A
 // client message's own statement is parse analysis of the text the message
-// carries (a nested statement's text is its function's, a re-planned cached
-// statement's its own copy).
+// carries (a nested statement's text is its function's; a prepared
+// statement re-analyzed at Bind is the message's own statement, and its id
+// changes only if its meaning did).
 static void server_parsed(ParseState *pstate, Query *query) {
     uint64 id = compat_queryid(query->queryId);
     uint64 cur = server_queryid();

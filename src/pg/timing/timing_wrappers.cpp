@@ -84,8 +84,10 @@ struct PendingCpuRow {
 static constexpr int kPendingCpuRows = 8;
 static PendingCpuRow pending_cpu[kPendingCpuRows];
 static int pending_cpu_count = 0;
+static int64 last_cpu_flush_ns = 0;
 
 static void flush_cpu_rows() {
+    last_cpu_flush_ns = now_ns();
     QueryTable *qt = timing_shared != nullptr ? timing_query_table() : nullptr;
     const uint8_t btype = timing_backend_type();
     for (int i = 0; i < pending_cpu_count; i++) {
@@ -420,6 +422,9 @@ void timing_statement_end() {
     flush_waits(t);  // its waits, under their ids
     pending_queryid = 0;
     ledger.close(t, spill_row);
+    // A backend that never goes idle (a pipelining client) still publishes
+    // its CPU rows once a second.
+    if (t - last_cpu_flush_ns >= kFlushIntervalNs) flush_cpu_rows();
 }
 
 // ---- benchmark ------------------------------------------------------------------
