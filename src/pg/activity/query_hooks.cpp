@@ -10,10 +10,11 @@
 //    moments when it has no id or an older one (a protocol Bind or Execute
 //    on 15-17, a cached utility statement, the later statements of a
 //    multi-statement query string on 15-17) and mark a FETCH of a cursor in
-//    the slot. A `SELECT 1` costs four hooks that each load a flag and
-//    PostgreSQL's id and call on.
-//  - tracker (track = all, timing on, and processes other than client
-//    backends): the statement tracker (src/core/statement_tracker.h) follows
+//    the slot. A `SELECT 1` costs three hooks (parse analysis, planner,
+//    ExecutorRun) that each load a flag and PostgreSQL's id and call on;
+//    every exception leaves through a tail call to an out-of-line path.
+//  - tracker (track = all, timing on, track_activities off, and processes
+//    other than client backends): the statement tracker (src/core/statement_tracker.h) follows
 //    every phase and publishes into the backend's own slot, as below.
 // A backend changes mode only where no statement phase runs: at a top-level
 // parse analysis of a client message, or when the main loop ends a
