@@ -79,6 +79,18 @@ public:
     // none): the id of a utility statement whose PlannedStmt lost its id.
     uint64_t fresh_top_queryid() const { return top_fresh ? ids.top_queryid : 0; }
 
+    // Forgets everything: the hook layer starts tracking here at a point
+    // where no statement phase is running (docs/architecture.md, "two
+    // modes"), so nothing saved before can be restored.
+    void reset() {
+        ids = StatementIds{kStmtUnknown, 0, 0, 0};
+        level = 0;
+        top_is_fetch = false;
+        top_ends_block = false;
+        top_is_execute = false;
+        top_fresh = false;
+    }
+
     // --- top level -------------------------------------------------------
 
     // Parse analysis at top level: a new client statement.

@@ -22,7 +22,8 @@
 // - 17 made pg_stat_statements record DEALLOCATE (15/16 skip it like
 //   PREPARE and EXECUTE): compat_untracked_utility_id().
 // - 18 dropped ExecutorRun_hook's execute_once and made queryId int64:
-//   PSW_EXECUTOR_RUN_PARAMS / PSW_EXECUTOR_RUN_ARGS, compat_queryid().
+//   PSW_EXECUTOR_RUN_PARAMS / PSW_EXECUTOR_RUN_ARGS, compat_queryid(),
+//   compat_report_query_id().
 // Included by pg.h after PostgreSQL's headers.
 #pragma once
 
@@ -112,6 +113,16 @@ inline int compat_backend_status_scan_from() {
 template <typename T>
 inline uint64 compat_queryid(T id) {
     return static_cast<uint64>(id);
+}
+
+// PostgreSQL's own report of this backend's top-level query id
+// (pgstat_report_query_id; 18 declares ids int64).
+inline void compat_report_query_id(uint64 id, bool force) {
+#if PG_VERSION_NUM >= 180000
+    pgstat_report_query_id(static_cast<int64>(id), force);
+#else
+    pgstat_report_query_id(id, force);
+#endif
 }
 
 // The id PostgreSQL gives a utility statement whose PlannedStmt carries

@@ -1,6 +1,7 @@
 #include "gucs.h"
 
 #include "pg.h"
+#include "activity/query_hooks.h"
 
 namespace psw {
 
@@ -25,6 +26,10 @@ static const struct config_enum_entry track_options[] = {
     {nullptr, 0, false},
 };
 
+// The statement hooks change mode when these change (activity/query_hooks.cpp).
+static void assign_track(int newval, void *) { query_hooks_assign_track(newval); }
+static void assign_timing(bool newval, void *) { query_hooks_assign_timing(newval); }
+
 void define_gucs() {
     DefineCustomIntVariable("pg_stat_waits.sample_period",
                             "Sampling period of the pg_stat_waits sampler; 0 idles the sampler.", nullptr,
@@ -42,10 +47,10 @@ void define_gucs() {
                              &guc_sample_idle, false, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
     DefineCustomEnumVariable("pg_stat_waits.track",
                              "Which statement's queryid is attributed: top-level only, or nested statements too.",
-                             nullptr, &guc_track, kTrackTop, track_options, PGC_SUSET, 0, nullptr, nullptr,
+                             nullptr, &guc_track, kTrackTop, track_options, PGC_SUSET, 0, nullptr, assign_track,
                              nullptr);
     DefineCustomBoolVariable("pg_stat_waits.timing", "Time every wait and every query exactly.", nullptr,
-                             &guc_timing, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+                             &guc_timing, false, PGC_SUSET, 0, nullptr, assign_timing, nullptr);
     DefineCustomIntVariable("pg_stat_waits.capture_min_duration",
                             "With exact timing, keep top-level statements running at least this long in "
                             "pg_stat_waits_executions; -1 turns it off.",

@@ -35,6 +35,7 @@ extern "C" {
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "tcop/tcopprot.h"
 #include "tcop/utility.h"
 #include "tcop/pquery.h"
 #include "utils/portal.h"

@@ -16,9 +16,23 @@ constexpr uint8_t kStateIdle = kStmtIdle;
 constexpr uint8_t kStateIdleInXact = kStmtIdleInXact;
 const char *slot_state_name(uint8_t state);  // nullptr for kStateUnknown
 
+// Where a slot's statement comes from (SlotData::source).
+enum SlotSource : uint8_t {
+    // The backend's statement tracker (track = all, timing on, processes
+    // other than client backends): state and ids below are the truth.
+    kSourceTracker = 0,
+    // A client backend in the default mode: PostgreSQL's own backend status
+    // entry (st_state, st_query_id, st_activity_start_timestamp) is the
+    // truth; state == kStmtActive marks an exception for the statement that
+    // started at query_start (the ids below win while PostgreSQL's entry
+    // shows that same statement start, running).
+    kSourceServer = 1,
+};
+
 // What a backend publishes about itself. Written only by that backend.
 struct SlotData {
     int32 pid;  // owner; a slot whose pid differs from its PGPROC's is stale
+    uint8_t source;  // SlotSource
     uint8_t state;
     uint64 queryid;
     uint64 top_queryid;

@@ -56,6 +56,25 @@ TEST(StatementTracker, AutocommitSelectStaysActiveThroughItsCommit) {
     EXPECT_EQ(t.level, 0);
 }
 
+// The hook layer starts the tracker afresh when a backend enters tracker
+// mode between statements: nothing of an earlier run may leak into the next
+// statement (a stale level would make its parse analysis look nested).
+TEST(StatementTracker, ResetStartsAfreshBetweenStatements) {
+    Tracker t;
+    t.parsed(5);
+    t.plan_begin(5);  // a phase left open: its frame is never closed
+    ASSERT_EQ(t.level, 1);
+    t.reset();
+    EXPECT_EQ(t.level, 0);
+    EXPECT_EQ(t.ids.state, kStmtUnknown);
+    EXPECT_EQ(t.queryid(), 0u);
+    EXPECT_EQ(t.fresh_top_queryid(), 0u);
+    simple_select(t, 12);
+    EXPECT_EQ(t.ids.state, kStmtActive);
+    EXPECT_EQ(t.top_queryid(), 12u);
+    EXPECT_EQ(t.level, 0);
+}
+
 TEST(StatementTracker, TransactionsInsideARunningStatementDoNotEndIt) {
     Tracker t;
     // CREATE INDEX CONCURRENTLY: commits and starts transactions while its

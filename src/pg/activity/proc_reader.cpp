@@ -24,6 +24,90 @@ static int32 lookup_backend_type(uint32 procno, const volatile PGPROC *proc, int
     return -1;
 }
 
+// What PostgreSQL's own backend status entry says about a client backend's
+// statement, read with its changecount protocol (pgstat_begin_read_activity).
+struct ServerStatus {
+    uint8_t state;  // SlotState
+    uint64 queryid;
+    TimestampTz start;
+    bool running;
+};
+
+static bool read_server_status(uint32 procno, const volatile PGPROC *proc, int32 pid, ServerStatus *out) {
+    if (backend_status_array == nullptr) return false;
+    int i = compat_backend_status_index(procno, proc);  // client backends always have a direct index
+    if (i < 0 || i >= backend_status_slots) return false;
+    volatile PgBackendStatus *e = &backend_status_array[i];
+    // A writer holds the count odd for a few stores; a reader that keeps
+    // losing the race gives up for this tick rather than spin.
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int before, after;
+        pgstat_begin_read_activity(e, before);
+        int32 p = e->st_procpid;
+        BackendState st = e->st_state;
+        uint64 q = compat_queryid(e->st_query_id);
+        TimestampTz start = e->st_activity_start_timestamp;
+        pgstat_end_read_activity(e, after);
+        if (!pgstat_read_activity_complete(before, after)) continue;
+        if (p != pid) return false;
+        // Ids as the statement tracker keeps them: kept while running and
+        // idle in transaction, cleared when idle or in an aborted block.
+        out->queryid = 0;
+        out->start = start;
+        out->running = st == STATE_RUNNING || st == STATE_FASTPATH;
+        switch (st) {
+            case STATE_RUNNING:
+            case STATE_FASTPATH:
+                // Until parse analysis gives the new statement its id (raw
+                // parsing of a message, a fast-path function call) the
+                // backend is between statements, as the tracker reports it:
+                // no id to charge, and not sampled as a statement's work.
+                out->state = q != 0 ? kStateActive : kStateIdle;
+                out->queryid = q;
+                break;
+            case STATE_IDLEINTRANSACTION:
+                out->state = kStateIdleInXact;
+                out->queryid = q;
+                break;
+            case STATE_IDLEINTRANSACTION_ABORTED:
+                out->state = kStateIdleInXact;
+                break;
+            case STATE_IDLE:
+                out->state = kStateIdle;
+                break;
+            default:  // track_activities was turned off: the backend switches to its tracker
+                out->state = kStateUnknown;
+                break;
+        }
+        return true;
+    }
+    return false;
+}
+
+bool server_reports_idle(uint32 procno, int32 pid) {
+    if (backend_status_array == nullptr) return false;
+    int i = compat_backend_status_index(procno, &ProcGlobal->allProcs[procno]);
+    if (i < 0 || i >= backend_status_slots) return false;
+    const volatile PgBackendStatus *e = &backend_status_array[i];
+    return e->st_state == STATE_IDLE && e->st_procpid == pid;
+}
+
+// A slot in server mode resolved against PostgreSQL's entry: the slot's
+// exception (a FETCH running its cursor's query) holds while PostgreSQL
+// shows the same statement running.
+static bool resolve_server(uint32 procno, const volatile PGPROC *proc, int32 pid, SlotData *d) {
+    ServerStatus st;
+    if (!read_server_status(procno, proc, pid, &st)) return false;
+    bool exception = d->state == kStateActive && st.running && d->query_start == st.start;
+    if (!exception) {
+        d->queryid = st.queryid;
+        d->top_queryid = st.queryid;
+    }
+    d->state = st.state;
+    d->query_start = st.start;
+    return true;
+}
+
 static bool read_slot(uint32 procno, int32 pid, SlotData *out) {
     if (procno >= shared->num_slots) return false;
     if (!shared->slots[procno].pub.read(out)) return false;
@@ -59,9 +143,13 @@ bool read_proc(uint32 procno, ProcSample *out) {
 
     SlotData own;
     bool have_own = read_slot(procno, pid, &own);
+    if (have_own && own.source == kSourceServer) have_own = resolve_server(procno, proc, pid, &own);
     SlotData stmt;
     bool have_stmt = slot_procno == procno ? have_own : read_slot(slot_procno, slot_pid, &stmt);
-    if (slot_procno == procno) stmt = own;
+    if (slot_procno == procno)
+        stmt = own;
+    else if (have_stmt && stmt.source == kSourceServer)
+        have_stmt = resolve_server(slot_procno, leader, slot_pid, &stmt);
 
     if (have_stmt) {
         out->queryid = stmt.queryid;

@@ -1,6 +1,7 @@
 // Reads one process's published state without taking any lock that backends
-// take: PGPROC fields are plain loads, the slot is copied under
-// its seqlock. Shared by the sampler and the SQL views.
+// take: PGPROC fields are plain loads, the slot is copied under its seqlock,
+// PostgreSQL's backend status entry (where the slot defers to it) under its
+// changecount. Shared by the sampler and the SQL views.
 #pragma once
 
 #include "../shared_state.h"
@@ -25,6 +26,13 @@ struct ProcSample {
 // False when PGPROC number procno has no live process.
 bool read_proc(uint32 procno, ProcSample *out);
 uint32 proc_count();
+
+// Whether PostgreSQL's own entry shows client backend pid (PGPROC number
+// procno) idle: the sampler's quick skip for a backend whose slot defers to
+// that entry (SlotSource kSourceServer). Plain loads, no changecount: a
+// torn answer costs one full read or one skipped sample of a backend that
+// is just changing state.
+bool server_reports_idle(uint32 procno, int32 pid);
 
 // Idle client backends and idle main-loop waits of background processes,
 // skipped by the sampler unless pg_stat_waits.sample_idle is on.

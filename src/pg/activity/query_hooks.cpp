@@ -1,13 +1,40 @@
 // Executor, planner, parse-analysis and utility hooks, and the transaction
-// callbacks, that feed the statement tracker (src/core/statement_tracker.h)
-// and publish what it says into the backend's own slot (docs/architecture.md).
+// callbacks, that say which statement a backend runs (docs/architecture.md,
+// "Statement attribution").
 //
-// Why so many hooks: an id must cover a statement's whole life — planning
-// (planner hook; Bind plans before ExecutorStart), execution, ExecutorFinish
-// (AFTER triggers, FK checks), each fetch of a protocol portal (ExecutorRun at
-// level 0), transactions the statement runs inside itself, and the commit
-// that ends an autocommit statement. A slot write is a few plain stores under
-// a seqlock: no lock, syscall or allocation on this path.
+// Two modes per backend (docs/architecture.md, "two modes"):
+//  - server (a client backend with track = top and timing off, the
+//    default): PostgreSQL's own backend status entry already carries the
+//    top-level statement's query id, state and start, and readers take them
+//    from there. The hooks only repair, in PostgreSQL's entry, the few
+//    moments when it has no id or an older one (a protocol Bind or Execute
+//    on 15-17, a cached utility statement, the later statements of a
+//    multi-statement query string on 15-17) and mark a FETCH of a cursor in
+//    the slot. A `SELECT 1` costs three hooks (parse analysis, planner,
+//    ExecutorRun) that each load a flag and PostgreSQL's id and call on;
+//    every exception leaves through a tail call to an out-of-line path.
+//  - tracker (track = all, timing on, track_activities off, and processes
+//    other than client backends): the statement tracker (src/core/statement_tracker.h) follows
+//    every phase and publishes into the backend's own slot, as below.
+// A backend changes mode only where no statement phase runs: at a top-level
+// parse analysis of a client message, or when the main loop ends a
+// transaction. The settings are SUSET and change at any time (SET, a
+// function's SET clause, a reload); until the next such point the backend
+// stays in its mode. The hooks and callbacks only the tracker needs
+// (ExecutorStart/Finish/End, the subtransaction callback) are installed in
+// a backend the first time it enters tracker mode, and the transaction
+// callback when a setting first asks for the tracker, so a backend that
+// never times pays nothing for them; once installed they stay (another
+// library may have chained behind them) and pass straight through in
+// server mode.
+//
+// Why so many hooks in tracker mode: an id must cover a statement's whole
+// life — planning (planner hook; Bind plans before ExecutorStart),
+// execution, ExecutorFinish (AFTER triggers, FK checks), each fetch of a
+// protocol portal (ExecutorRun at level 0), transactions the statement runs
+// inside itself, and the commit that ends an autocommit statement. A slot
+// write is a few plain stores under a seqlock: no lock, syscall or
+// allocation on this path.
 //
 // No PG_TRY in any hook: a setjmp per hook would cost more than the rest of
 // the hook path. After an error the transaction callbacks reset the state; an
@@ -41,6 +68,61 @@ static BackendSlot *slot() {
     return my_slot;
 }
 
+// --- mode -------------------------------------------------------------------
+
+enum HookMode : uint8 { kModeUndecided = 0, kModeServer = 1, kModeTracker = 2 };
+static uint8 mode = kModeUndecided;
+
+// What this backend's settings ask for, kept by the GUC assign hooks (which
+// see the new value before PostgreSQL stores it).
+static bool wants_timing = false;
+static bool wants_track_all = false;
+static bool wants_tracker = false;  // wants_timing || wants_track_all
+
+// PostgreSQL's status entry of this backend, kept from when server mode
+// began: MyBEEntry goes NULL at exit while the entry itself stays mapped.
+static volatile PgBackendStatus *my_be = nullptr;
+
+// The one flag parse analysis tests: server mode, nothing asking for the
+// tracker, no parse-analysis hook chained before ours. track_activities is
+// not in it: with it off PostgreSQL reports no id, so the next planning,
+// execution or utility statement takes its hook's slow path, which clears
+// this flag, and the parse analysis after it settles the mode.
+static bool server_fast = false;
+static void update_server_fast() {
+    server_fast = mode == kModeServer && !wants_tracker && prev_post_parse_analyze == nullptr;
+}
+static void note_no_server_id() {
+    if (!pgstat_track_activities) server_fast = false;
+}
+
+static bool tracker_hooks_installed = false;
+static bool xact_callback_registered = false;
+
+static void xact_callback(XactEvent event, void *);
+static void subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void *);
+static void executor_start(QueryDesc *qd, int eflags);
+static void executor_finish(QueryDesc *qd);
+static void executor_end(QueryDesc *qd);
+
+static void ensure_xact_callback() {
+    if (xact_callback_registered) return;
+    xact_callback_registered = true;
+    RegisterXactCallback(xact_callback, nullptr);
+}
+
+// A process that runs a client's statements: a client backend, or a
+// single-user backend (15 leaves its MyBackendType unset).
+static inline bool client_backend() { return MyBackendType == B_BACKEND || !IsUnderPostmaster; }
+
+// Whether this backend needs the tracker now. Server mode needs PostgreSQL
+// to keep its status entry (track_activities) and a client backend's
+// statement cycle; anything else (background workers running SQL, parallel
+// workers, WAL senders) keeps the tracker as before.
+static bool tracker_needed() {
+    return wants_tracker || !pgstat_track_activities || !client_backend() || MyBEEntry == nullptr;
+}
+
 // What the tracker needs from PostgreSQL and from exact timing.
 struct HookEnv {
     void publish(const StatementIds &ids) {
@@ -48,6 +130,7 @@ struct HookEnv {
         if (s == nullptr) return;
         s->pub.write([&](SlotData &d) {
             d.pid = MyProcPid;
+            d.source = kSourceTracker;
             d.state = ids.state;
             d.queryid = ids.queryid;
             d.top_queryid = ids.top_queryid;
@@ -71,17 +154,137 @@ struct HookEnv {
 
 static StatementTracker<HookEnv> tracker;
 
-unsigned long long current_queryid() { return tracker.queryid(); }
+unsigned long long current_queryid() {
+    if (mode == kModeTracker) return tracker.queryid();
+    return MyBEEntry != nullptr ? compat_queryid(MyBEEntry->st_query_id) : 0;
+}
 
-static void post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate) {
+// Server mode's slot: PostgreSQL's entry is the truth; with `active`, the
+// ids given win for the statement that started at query_start.
+static void publish_server(uint8_t state, uint64 queryid, uint64 top_queryid, TimestampTz query_start) {
+    BackendSlot *s = slot();
+    if (s == nullptr) return;
+    s->pub.write([&](SlotData &d) {
+        d.pid = MyProcPid;
+        d.source = kSourceServer;
+        d.state = state;
+        d.queryid = queryid;
+        d.top_queryid = top_queryid;
+        d.query_start = query_start;
+    });
+}
+
+__attribute__((noinline)) static void enter_tracker_mode() {
+    if (!tracker_hooks_installed) {
+        tracker_hooks_installed = true;
+        prev_executor_start = ExecutorStart_hook;
+        ExecutorStart_hook = executor_start;
+        prev_executor_finish = ExecutorFinish_hook;
+        ExecutorFinish_hook = executor_finish;
+        prev_executor_end = ExecutorEnd_hook;
+        ExecutorEnd_hook = executor_end;
+        RegisterSubXactCallback(subxact_callback, nullptr);
+        ensure_xact_callback();
+    }
+    tracker.reset();
+    mode = kModeTracker;
+    update_server_fast();
+}
+
+__attribute__((noinline)) static void enter_server_mode() {
+    if (mode == kModeTracker) tracker.env.timing_end();
+    tracker.reset();
+    my_be = MyBEEntry;
+    mode = kModeServer;
+    update_server_fast();
+    publish_server(kStmtUnknown, 0, 0, 0);
+}
+
+// At a point where no statement phase runs: take the mode the settings ask for.
+static inline void settle_mode() {
+    uint8 target = tracker_needed() ? kModeTracker : kModeServer;
+    if (__builtin_expect(target == mode, 1)) return;
+    if (target == kModeTracker)
+        enter_tracker_mode();
+    else
+        enter_server_mode();
+}
+
+// First hook of a process, anywhere: a process that is not a client
+// backend tracks from here (no phase of ours is open yet); a client
+// backend decides at its first top-level parse analysis.
+static inline bool tracking() {
+    if (__builtin_expect(mode == kModeUndecided, 0) && shared != nullptr && !client_backend()) enter_tracker_mode();
+    return mode == kModeTracker;
+}
+
+void query_hooks_assign_timing(bool on) {
+    wants_timing = on;
+    wants_tracker = wants_timing || wants_track_all;
+    update_server_fast();
+    if (on) ensure_xact_callback();
+}
+
+void query_hooks_assign_track(int track) {
+    wants_track_all = track == kTrackAll;
+    wants_tracker = wants_timing || wants_track_all;
+    update_server_fast();
+    if (wants_track_all) ensure_xact_callback();
+}
+
+// --- server mode: repairs of PostgreSQL's own report ------------------------------
+
+// PostgreSQL's id of this backend's statement (0 when it has none yet).
+static inline uint64 server_queryid() { return MyBEEntry != nullptr ? compat_queryid(MyBEEntry->st_query_id) : 0; }
+
+// A phase of a statement about to run with PostgreSQL's id still 0: a Bind
+// (planning) or Execute message, which reset the id and (15-17) report none
+// of their own; whatever runs first belongs to the client's statement.
+// The hooks test for it inline and call this only then.
+__attribute__((noinline, cold)) static void server_claim(uint64 id) {
+    if (id != 0) compat_report_query_id(id, false);
+}
+
+// --- hooks ----------------------------------------------------------------
+
+// The second and later statements of a client's query string: 15-17 keep
+// the first one's id (PostgreSQL reports an id only while it has none). A
+// client message's own statement is parse analysis of the text the message
+// carries (a nested statement's text is its function's; a prepared
+// statement re-analyzed at Bind is the message's own statement, and its id
+// changes only if its meaning did).
+static void server_parsed(ParseState *pstate, Query *query) {
+    uint64 id = compat_queryid(query->queryId);
+    uint64 cur = server_queryid();
+    if (cur != 0 && id != 0 && cur != id && debug_query_string != nullptr && pstate->p_sourcetext == debug_query_string)
+        compat_report_query_id(id, true);
+}
+
+__attribute__((noinline)) static void post_parse_analyze_slow(ParseState *pstate, Query *query, JumbleState *jstate) {
     if (prev_post_parse_analyze) prev_post_parse_analyze(pstate, query, jstate);
     if (shared == nullptr) return;
-    uint64 id = compat_queryid(query->queryId);
-    // EXECUTE/PREPARE (and DEALLOCATE before 17) start a statement under
-    // the id pg_stat_statements records them by (compat.h).
-    if (query->commandType == CMD_UTILITY && tracker.level == 0)
-        compat_untracked_utility_id(query->utilityStmt, &id);
-    tracker.parsed(id);
+    bool client_top = debug_query_string != nullptr && pstate->p_sourcetext == debug_query_string;
+    if (mode == kModeTracker ? tracker.level == 0 : client_top || !client_backend()) settle_mode();
+    if (mode == kModeTracker) {
+        uint64 id = compat_queryid(query->queryId);
+        // EXECUTE/PREPARE (and DEALLOCATE before 17) start a statement under
+        // the id pg_stat_statements records them by (compat.h).
+        if (query->commandType == CMD_UTILITY && tracker.level == 0)
+            compat_untracked_utility_id(query->utilityStmt, &id);
+        tracker.parsed(id);
+    } else if (mode == kModeServer)
+        server_parsed(pstate, query);
+}
+
+// Server mode (server_fast): PostgreSQL reports this statement's id itself
+// right after this hook, unless it still holds the previous statement's id
+// (a query string's later statements on 15-17).
+static void post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate) {
+    if (__builtin_expect(server_fast, 1)) {
+        if (__builtin_expect(my_be->st_query_id == 0, 1)) return;
+        return server_parsed(pstate, query);
+    }
+    post_parse_analyze_slow(pstate, query, jstate);
 }
 
 // Each hook takes the tracker's fast path (top level, or nested without an
@@ -93,8 +296,16 @@ static inline PlannedStmt *call_planner(Query *parse, const char *query_string, 
                         : standard_planner(parse, query_string, cursor_options, params);
 }
 
-static PlannedStmt *planner(Query *parse, const char *query_string, int cursor_options, ParamListInfo params) {
+__attribute__((noinline)) static PlannedStmt *planner_slow(Query *parse, const char *query_string, int cursor_options,
+                                                           ParamListInfo params) {
     if (shared == nullptr) return call_planner(parse, query_string, cursor_options, params);
+    if (!tracking()) {
+        if (MyBEEntry != nullptr && MyBEEntry->st_query_id == 0) {
+            note_no_server_id();
+            server_claim(compat_queryid(parse->queryId));
+        }
+        return call_planner(parse, query_string, cursor_options, params);
+    }
     if (tracker.nested_phase_attributes()) {
         StatementFrame f = tracker.plan_begin(compat_queryid(parse->queryId));
         PlannedStmt *result = call_planner(parse, query_string, cursor_options, params);
@@ -110,6 +321,15 @@ static PlannedStmt *planner(Query *parse, const char *query_string, int cursor_o
     return result;
 }
 
+// Server mode: planning in a Bind message (15-17: PostgreSQL has no id yet).
+static PlannedStmt *planner(Query *parse, const char *query_string, int cursor_options, ParamListInfo params) {
+    // Every exception leaves by a tail call, so the path taken per
+    // statement saves no register.
+    if (__builtin_expect(mode == kModeServer && my_be->st_query_id != 0, 1))
+        return call_planner(parse, query_string, cursor_options, params);
+    return planner_slow(parse, query_string, cursor_options, params);
+}
+
 static inline void call_executor_start(QueryDesc *qd, int eflags) {
     if (prev_executor_start)
         prev_executor_start(qd, eflags);
@@ -117,8 +337,10 @@ static inline void call_executor_start(QueryDesc *qd, int eflags) {
         standard_ExecutorStart(qd, eflags);
 }
 
+// Installed with the tracker (server mode: standard_ExecutorStart reports
+// the id itself).
 static void executor_start(QueryDesc *qd, int eflags) {
-    if (shared == nullptr) return call_executor_start(qd, eflags);
+    if (shared == nullptr || mode != kModeTracker) return call_executor_start(qd, eflags);
     if (tracker.nested_phase_attributes()) {
         StatementFrame f = tracker.executor_start_begin(compat_queryid(qd->plannedstmt->queryId));
         call_executor_start(qd, eflags);
@@ -145,7 +367,6 @@ static inline void call_executor_run(PSW_EXECUTOR_RUN_PARAMS) {
 // statement and deeper levels only move the nesting level.
 template <typename Phase>
 static inline void run_phase(QueryDesc *qd, Phase &&phase) {
-    if (shared == nullptr) return phase();
     if (tracker.nested_run_attributes()) {
         StatementFrame f = tracker.run_begin(compat_queryid(qd->plannedstmt->queryId));
         phase();
@@ -160,8 +381,23 @@ static inline void run_phase(QueryDesc *qd, Phase &&phase) {
     tracker.leave();
 }
 
-static void executor_run(PSW_EXECUTOR_RUN_PARAMS) {
+__attribute__((noinline)) static void executor_run_slow(PSW_EXECUTOR_RUN_PARAMS) {
+    if (shared == nullptr) return call_executor_run(PSW_EXECUTOR_RUN_ARGS);
+    if (!tracking()) {
+        if (MyBEEntry != nullptr && MyBEEntry->st_query_id == 0) {
+            note_no_server_id();
+            server_claim(compat_queryid(qd->plannedstmt->queryId));
+        }
+        return call_executor_run(PSW_EXECUTOR_RUN_ARGS);
+    }
     run_phase(qd, [&]() { call_executor_run(PSW_EXECUTOR_RUN_ARGS); });
+}
+
+// Server mode: a protocol Execute of a portal started at Bind (15-17:
+// PostgreSQL has no id for it).
+static void executor_run(PSW_EXECUTOR_RUN_PARAMS) {
+    if (__builtin_expect(mode == kModeServer && my_be->st_query_id != 0, 1)) return call_executor_run(PSW_EXECUTOR_RUN_ARGS);
+    executor_run_slow(PSW_EXECUTOR_RUN_ARGS);
 }
 
 static inline void call_executor_finish(QueryDesc *qd) {
@@ -171,7 +407,9 @@ static inline void call_executor_finish(QueryDesc *qd) {
         standard_ExecutorFinish(qd);
 }
 
+// Installed with the tracker.
 static void executor_finish(QueryDesc *qd) {
+    if (shared == nullptr || mode != kModeTracker) return call_executor_finish(qd);
     run_phase(qd, [&]() { call_executor_finish(qd); });
 }
 
@@ -182,8 +420,9 @@ static inline void call_executor_end(QueryDesc *qd) {
         standard_ExecutorEnd(qd);
 }
 
+// Installed with the tracker.
 static void executor_end(QueryDesc *qd) {
-    if (shared == nullptr) return call_executor_end(qd);
+    if (shared == nullptr || mode != kModeTracker) return call_executor_end(qd);
     if (tracker.nested_phase_attributes()) {
         uint64 id = compat_queryid(qd->plannedstmt->queryId);
         StatementFrame f = tracker.executor_end_begin(id);
@@ -210,92 +449,147 @@ static bool ends_transaction_block(Node *stmt) {
     }
 }
 
-// The id a top-level utility statement runs under.
-static uint64 top_utility_id(PlannedStmt *pstmt, const char *query_string, uint64 id) {
+static inline void call_process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
+                                        ProcessUtilityContext context, ParamListInfo params,
+                                        QueryEnvironment *query_env, DestReceiver *dest, QueryCompletion *qc) {
+    if (prev_process_utility)
+        prev_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+    else
+        standard_ProcessUtility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+}
+
+// The id of a top-level utility statement. pg_stat_statements (track_utility)
+// zeroes pstmt->queryId in a plan it has run once (a cached utility
+// statement); the id is then the one just parse-analyzed, or else the one
+// the backend reported (COMMIT/END of a transaction block would otherwise
+// carry no id while it flushes WAL), or else (a cached utility statement of
+// the extended protocol, e.g. pgbench -M prepared END, with nothing
+// reported) recomputed as parse analysis did.
+// EXECUTE, PREPARE (and DEALLOCATE before 17) run under the id
+// pg_stat_statements records them by instead (compat.h).
+static uint64 top_utility_id(PlannedStmt *pstmt, const char *query_string, uint64 parsed) {
     uint64 mapped;
     if (compat_untracked_utility_id(pstmt->utilityStmt, &mapped)) return mapped;
-    // pg_stat_statements (track_utility) zeroes pstmt->queryId in a plan it
-    // has run once (a cached utility statement); the id is then the one just
-    // parse-analyzed, or else the one the backend reported (COMMIT/END of a
-    // transaction block would otherwise carry no id while it flushes WAL).
-    if (id == 0) id = tracker.fresh_top_queryid();
-    if (id == 0) id = compat_queryid(pgstat_get_my_query_id());
-    // A cached utility statement (extended protocol, e.g. pgbench -M
-    // prepared END) with nothing reported: recompute its id as parse
-    // analysis did.
+    uint64 id = compat_queryid(pstmt->queryId);
+    if (id == 0) id = parsed;
+    if (id == 0 && MyBEEntry != nullptr) id = compat_queryid(pgstat_get_my_query_id());
     if (id == 0) id = compat_utility_query_id(pstmt, query_string);
     return id;
+}
+
+// Server mode. A client's utility statement gets its id in PostgreSQL's
+// entry if it has none (a cached one run by Execute). FETCH/MOVE from a
+// cursor spends its time running the cursor's query: the slot says so for
+// as long as it runs (keyed by the statement's start, so an error that
+// skips the reset leaves nothing behind).
+static void server_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
+                           ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
+                           DestReceiver *dest, QueryCompletion *qc) {
+    Node *stmt = pstmt->utilityStmt;
+    bool fetch = false;
+    if (context == PROCESS_UTILITY_TOPLEVEL && MyBEEntry != nullptr) {
+        if (server_queryid() == 0) {
+            note_no_server_id();
+            compat_report_query_id(top_utility_id(pstmt, query_string, 0), false);
+        }
+        if (IsA(stmt, FetchStmt)) {
+            const FetchStmt *fs = reinterpret_cast<const FetchStmt *>(stmt);
+            Portal p = fs->portalname != nullptr ? GetPortalByName(fs->portalname) : nullptr;
+            uint64 cursor = p != nullptr && p->queryDesc != nullptr ? compat_queryid(p->queryDesc->plannedstmt->queryId) : 0;
+            uint64 top = server_queryid();
+            if (cursor != 0 && top != 0 && cursor != top) {
+                publish_server(kStmtActive, cursor, top, GetCurrentStatementStartTimestamp());
+                fetch = true;
+            }
+        }
+    }
+    call_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+    if (fetch) publish_server(kStmtUnknown, 0, 0, 0);
 }
 
 static void process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
                             ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
                             DestReceiver *dest, QueryCompletion *qc) {
+    if (shared == nullptr)
+        return call_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+    if (!tracking())
+        return server_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
     uint64 id = compat_queryid(pstmt->queryId);
     StatementFrame f{};
-    if (shared) {
-        if (tracker.level == 0) {
-            Node *stmt = pstmt->utilityStmt;
-            id = top_utility_id(pstmt, query_string, id);
-            f = tracker.utility_begin(id, IsA(stmt, FetchStmt), ends_transaction_block(stmt), IsA(stmt, ExecuteStmt));
-        } else {
-            f = tracker.utility_begin(id, false, false, false);
-        }
+    if (tracker.level == 0) {
+        Node *stmt = pstmt->utilityStmt;
+        id = top_utility_id(pstmt, query_string, tracker.fresh_top_queryid());
+        f = tracker.utility_begin(id, IsA(stmt, FetchStmt), ends_transaction_block(stmt), IsA(stmt, ExecuteStmt));
+    } else {
+        f = tracker.utility_begin(id, false, false, false);
     }
-    if (prev_process_utility)
-        prev_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
-    else
-        standard_ProcessUtility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
-    if (shared) tracker.utility_end(f, id);
+    call_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+    tracker.utility_end(f, id);
 }
 
 // A transaction ended. The main loop commits or aborts a client statement's
 // transaction only after its portal has stopped; a transaction that ends
 // while a portal runs belongs to the running statement (CREATE INDEX
 // CONCURRENTLY, VACUUM, a procedure's COMMIT/ROLLBACK), which goes on.
+// Registered when the tracker is first asked for; the end of a client
+// statement is also where a backend changes mode.
 static void xact_callback(XactEvent event, void *) {
-    if (!shared || my_slot == nullptr) return;
+    if (!shared) return;
+    bool over = false;
     switch (event) {
         case XACT_EVENT_COMMIT:
         case XACT_EVENT_PARALLEL_COMMIT:
         case XACT_EVENT_PREPARE:
         case XACT_EVENT_PARALLEL_ABORT:
-            tracker.transaction_end(false, ActivePortal != nullptr, false);
+            if (mode == kModeTracker && my_slot != nullptr)
+                tracker.transaction_end(false, ActivePortal != nullptr, false);
+            over = ActivePortal == nullptr;
             break;
         case XACT_EVENT_ABORT:
-            tracker.transaction_end(true, ActivePortal != nullptr, ActivePortal == nullptr && IsTransactionBlock());
+            if (mode == kModeTracker && my_slot != nullptr)
+                tracker.transaction_end(true, ActivePortal != nullptr,
+                                        ActivePortal == nullptr && IsTransactionBlock());
+            over = ActivePortal == nullptr;
             break;
         default:
             break;
     }
+    // A client backend between statements: no phase runs.
+    // (Tracker mode with a setting still asking for it, the case of every
+    // timed statement, is one load and branch.)
+    bool change = mode == kModeTracker ? !wants_tracker && !tracker_needed() : mode == kModeServer && tracker_needed();
+    if (over && change && client_backend()) {
+        settle_mode();
+        if (mode == kModeTracker) {
+            // Idle (or idle in an aborted block) until the next statement.
+            bool aborted_block = event == XACT_EVENT_ABORT && IsTransactionBlock();
+            tracker.transaction_end(event == XACT_EVENT_ABORT, false, aborted_block);
+        }
+    }
 }
 
 // A PL/pgSQL exception block runs in a subtransaction; the main loop aborts
-// a client savepoint's subtransaction with no portal active.
+// a client savepoint's subtransaction with no portal active. Installed with
+// the tracker.
 static void subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
-    if (!shared) return;
+    if (!shared || mode != kModeTracker) return;
     if (event == SUBXACT_EVENT_START_SUB)
         tracker.subtransaction_start(GetCurrentTransactionNestLevel());
     else if (event == SUBXACT_EVENT_ABORT_SUB && my_slot != nullptr)
         tracker.subtransaction_abort(GetCurrentTransactionNestLevel(), ActivePortal != nullptr);
 }
 
+// At preload: what every mode needs. The tracker's own hooks come with
+// enter_tracker_mode().
 void install_query_hooks() {
     prev_post_parse_analyze = post_parse_analyze_hook;
     post_parse_analyze_hook = post_parse_analyze;
     prev_planner = planner_hook;
     planner_hook = planner;
-    prev_executor_start = ExecutorStart_hook;
-    ExecutorStart_hook = executor_start;
     prev_executor_run = ExecutorRun_hook;
     ExecutorRun_hook = executor_run;
-    prev_executor_finish = ExecutorFinish_hook;
-    ExecutorFinish_hook = executor_finish;
-    prev_executor_end = ExecutorEnd_hook;
-    ExecutorEnd_hook = executor_end;
     prev_process_utility = ProcessUtility_hook;
     ProcessUtility_hook = process_utility;
-    RegisterXactCallback(xact_callback, nullptr);
-    RegisterSubXactCallback(subxact_callback, nullptr);
 }
 
 }  // namespace psw

@@ -227,7 +227,10 @@ static bool quick_idle(uint32 procno) {
     const volatile SlotData *d = &pub.data;
     int32 slot_pid = d->pid;
     uint8_t state = d->state;
+    uint8_t source = d->source;
     if (!pub.seq.validate(before)) return false;
+    // A client backend in the default mode: PostgreSQL's entry says it.
+    if (slot_pid == pid && source == kSourceServer) return server_reports_idle(procno, pid);
     if (slot_pid == pid) return state == kStateIdle;
     // A client that has run no statement yet has not written its slot (its
     // first statement will). Once its type is checked, remember its pid so
@@ -245,7 +248,8 @@ static bool quick_idle(uint32 procno) {
 // The PGPROC array is far larger than the caches at 1000 connections, and a
 // full read touches five lines per process: the PGPROC's ids, its wait
 // event, its lock group leader, pg_stat_waits' slot and PostgreSQL's backend
-// status entry. Ask for them ahead so that their misses overlap: PGPROC and
+// status entry (its state line too, for a client backend in the default
+// mode). Ask for them ahead so that their misses overlap: PGPROC and
 // slot lines kFar processes ahead; the status entry, whose address needs the
 // (by then cached) backend id on 15/16, kNear ahead.
 static constexpr uint32 kPrefetchFar = 16;
@@ -265,7 +269,12 @@ __attribute__((always_inline)) static inline void prefetch_proc(uint32 procno, u
     uint32 near = procno + kPrefetchNear;
     if (near < nprocs && backend_status_array != nullptr) {
         int i = compat_backend_status_index(near, &ProcGlobal->allProcs[near]);
-        if (i >= 0 && i < backend_status_slots) __builtin_prefetch(&backend_status_array[i].st_procpid);
+        if (i >= 0 && i < backend_status_slots) {
+            __builtin_prefetch(&backend_status_array[i].st_procpid);
+            // A client backend in the default mode: quick_idle() asks its
+            // status entry's st_state, a few lines further on.
+            __builtin_prefetch(&backend_status_array[i].st_state);
+        }
     }
 }
 

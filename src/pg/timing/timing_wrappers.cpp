@@ -73,7 +73,60 @@ static inline uint8_t timing_backend_type() {
     return t > 0 && t < kMaxBackendTypes ? static_cast<uint8_t>(t) : 0;
 }
 
+// ---- per-query CPU rows, held locally (issue 13) ---------------------------
+// A finished statement's ledger rows (elapsed time and calls per id) are
+// summed here and reach the shared per-query table at the flush points the
+// waits already use (idle, once a second, exit) instead of one shared table
+// update per statement end. Keyed like their QueryTable entry.
+struct PendingCpuRow {
+    uint64 queryid;
+    Oid userid;
+    Oid dbid;
+    uint64 calls;
+    uint64 ns;
+};
+static constexpr int kPendingCpuRows = 8;
+static PendingCpuRow pending_cpu[kPendingCpuRows];
+static int pending_cpu_count = 0;
+static int64 last_cpu_flush_ns = 0;
+
+static void flush_cpu_rows() {
+    last_cpu_flush_ns = now_ns();
+    QueryTable *qt = timing_shared != nullptr ? timing_query_table() : nullptr;
+    const uint8_t btype = timing_backend_type();
+    for (int i = 0; i < pending_cpu_count; i++) {
+        const PendingCpuRow &r = pending_cpu[i];
+        if (qt != nullptr) qt->add(QueryKey{r.queryid, r.dbid, r.userid, wait_index(0), btype}, r.calls, r.ns);
+    }
+    pending_cpu_count = 0;
+}
+
+static void hold_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
+    const Oid dbid = MyDatabaseId;
+    for (int i = 0; i < pending_cpu_count; i++) {
+        PendingCpuRow &r = pending_cpu[i];
+        if (r.queryid == queryid && r.userid == userid && r.dbid == dbid) {
+            r.calls += calls;
+            r.ns += ns;
+            return;
+        }
+    }
+    if (pending_cpu_count == kPendingCpuRows) flush_cpu_rows();
+    pending_cpu[pending_cpu_count++] = PendingCpuRow{queryid, userid, dbid, calls, ns};
+}
+
+static inline bool anything_pending() { return local_timing.pending() || pending_cpu_count != 0; }
+
+// Waits only: a statement's end publishes its waits under their ids; its
+// CPU rows wait for the next full flush.
+static void flush_waits(int64 now);
+
 static void flush(int64 now) {
+    if (pending_cpu_count != 0) flush_cpu_rows();
+    flush_waits(now);
+}
+
+static void flush_waits(int64 now) {
     last_flush_ns = now;
     if (!local_timing.pending()) return;
     TimingShared *ts = timing_shared;
@@ -119,7 +172,7 @@ static inline BackendSlot *my_live_slot() {
 // are never held back) or a second has passed.
 static inline int64 begin_call(uint32 info) {
     int64 t0 = now_ns();
-    if (local_timing.pending() &&
+    if (anything_pending() &&
         (info == WAIT_EVENT_CLIENT_READ || (info & 0xFF000000U) == PG_WAIT_ACTIVITY ||
          t0 - last_flush_ns >= kFlushIntervalNs))
         flush(t0);
@@ -348,9 +401,7 @@ bool timing_load(FILE *f) {
 // A ledger row (elapsed time and calls of one id) goes to its (queryid, CPU)
 // entry; the view turns it into the CPU row (elapsed minus that id's waits).
 static void spill_row(const LedgerRow &r) {
-    if (timing_shared != nullptr)
-        timing_query_table()->add(QueryKey{r.queryid, MyDatabaseId, stmt_userid, wait_index(0), timing_backend_type()}, r.calls,
-                                  r.elapsed_ns);
+    if (timing_shared != nullptr) hold_cpu_row(r.queryid, stmt_userid, r.calls, r.elapsed_ns);
 }
 
 void timing_statement_start(uint64 queryid) {
@@ -376,12 +427,15 @@ void timing_statement_end() {
     if (!timing_open) return;
     timing_open = false;
     int64 t = now_ns();
-    flush(t);  // its waits, under their ids
+    flush_waits(t);  // its waits, under their ids
     pending_queryid = 0;
     // Slow executions: the one comparison every statement pays.
     if (__builtin_expect(t - stmt_start_ns >= capture_min_ns, 0))
         executions_capture(stmt_waits, t - stmt_start_ns, ledger.statement(), stmt_userid);
     ledger.close(t, spill_row);
+    // A backend that never goes idle (a pipelining client) still publishes
+    // its CPU rows once a second.
+    if (t - last_cpu_flush_ns >= kFlushIntervalNs) flush_cpu_rows();
 }
 
 // ---- benchmark ------------------------------------------------------------------
