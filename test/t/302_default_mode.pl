@@ -95,6 +95,28 @@ subtest 'track_activities = off: the tracker keeps the ids' => sub {
 	$s->quit;
 };
 
+subtest 'EXECUTE runs under its prepared statement, as pg_stat_statements records it' => sub {
+	my $s = psw_session($node, q{PREPARE dm_sleeper AS SELECT pg_sleep(1.5), 'prepared'});
+	my $pid = backend_pid($s);
+	send_sql($s, 'EXECUTE dm_sleeper');
+	ok(in_sleep($pid), 'in the prepared statement\'s sleep');
+	my $act = activity_of($pid);
+	my (undef, $err) = finish_sql($s);
+	is($err, '', 'the EXECUTE ran');
+	my $prepared = sql($admin,
+		"SELECT queryid FROM pg_stat_statements WHERE query LIKE 'PREPARE dm_sleeper AS %' "
+		  . "AND toplevel LIMIT 1");
+	isnt($prepared, '', 'pg_stat_statements has the prepared statement');
+	is($act, "active|$prepared|$prepared", 'the EXECUTE is active under the prepared statement\'s id');
+	# A later statement of the same query string is not the prepared one.
+	send_sql($s, 'EXECUTE dm_sleeper \; SELECT pg_sleep(1.5)');
+	ok(wait_until(sub { activity_of($pid) eq "active|$sleep_id|$sleep_id" }),
+		'the next statement of the query string carries its own id');
+	($_, $err) = finish_sql($s);
+	is($err, '', 'the query string ran');
+	$s->quit;
+};
+
 $admin->quit;
 $node->stop;
 done_testing();

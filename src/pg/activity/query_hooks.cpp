@@ -59,6 +59,10 @@ static ProcessUtility_hook_type prev_process_utility = nullptr;
 
 static BackendSlot *my_slot = nullptr;
 
+// An EXECUTE's slot entry names its prepared statement (server_utility)
+// until the client's next statement.
+static bool server_execute_published = false;
+
 static BackendSlot *slot() {
     if (my_slot == nullptr && shared != nullptr && MyProc != nullptr) {
         int procno = compat_my_procno();
@@ -198,6 +202,7 @@ __attribute__((noinline)) static void enter_server_mode() {
     mode = kModeServer;
     update_server_fast();
     publish_server(kStmtUnknown, 0, 0, 0);
+    server_execute_published = false;
 }
 
 // At a point where no statement phase runs: take the mode the settings ask for.
@@ -256,8 +261,13 @@ __attribute__((noinline, cold)) static void server_claim(uint64 id) {
 static void server_parsed(ParseState *pstate, Query *query) {
     uint64 id = compat_queryid(query->queryId);
     uint64 cur = server_queryid();
-    if (cur != 0 && id != 0 && cur != id && debug_query_string != nullptr && pstate->p_sourcetext == debug_query_string)
-        compat_report_query_id(id, true);
+    bool client_top = debug_query_string != nullptr && pstate->p_sourcetext == debug_query_string;
+    if (server_execute_published && client_top) {
+        // A later statement of the same query string (same start time).
+        server_execute_published = false;
+        publish_server(kStmtUnknown, 0, 0, 0);
+    }
+    if (cur != 0 && id != 0 && cur != id && client_top) compat_report_query_id(id, true);
 }
 
 __attribute__((noinline)) static void post_parse_analyze_slow(ParseState *pstate, Query *query, JumbleState *jstate) {
@@ -491,6 +501,14 @@ static void server_utility(PlannedStmt *pstmt, const char *query_string, bool re
         if (server_queryid() == 0) {
             note_no_server_id();
             compat_report_query_id(top_utility_id(pstmt, query_string, 0), false);
+        }
+        uint64 prepared;
+        if (IsA(stmt, ExecuteStmt) && compat_untracked_utility_id(stmt, &prepared) && prepared != 0) {
+            // PostgreSQL reports EXECUTE's own id; pg_stat_statements records
+            // the prepared statement, and so do the slot's ids, for the whole
+            // statement (commit included: the entry is keyed by its start).
+            publish_server(kStmtActive, prepared, prepared, GetCurrentStatementStartTimestamp());
+            server_execute_published = true;
         }
         if (IsA(stmt, FetchStmt)) {
             const FetchStmt *fs = reinterpret_cast<const FetchStmt *>(stmt);
