@@ -9,8 +9,9 @@
 //    from there. The hooks only repair, in PostgreSQL's entry, the few
 //    moments when it has no id or an older one (a protocol Bind or Execute
 //    on 15-17, a cached utility statement, the later statements of a
-//    multi-statement query string on 15-17) and mark a FETCH of a cursor in
-//    the slot. A `SELECT 1` costs three hooks (parse analysis, planner,
+//    multi-statement query string on 15-17) and mark in the slot a FETCH of
+//    a cursor and an EXECUTE (recorded, as by pg_stat_statements, under the
+//    prepared statement's id). A `SELECT 1` costs three hooks (parse analysis, planner,
 //    ExecutorRun) that each load a flag and PostgreSQL's id and call on;
 //    every exception leaves through a tail call to an out-of-line path.
 //  - tracker (track = all, timing on, track_activities off, and processes
