@@ -34,7 +34,7 @@ run_demo() {
   sleep 2
   log "pg_stat_waits_activity (client backends, now)"
   demo_psql -c "SELECT pid, state, wait_event_type, wait_event, queryid, top_queryid,
-                       round(extract(epoch FROM now() - query_start)::numeric, 3) AS running_s
+                       round(extract(epoch FROM now() - query_start)::numeric, 3) AS running_s, blockers
                   FROM pg_stat_waits_activity WHERE backend_type = 'client backend'
                  ORDER BY state, wait_event_type NULLS LAST, pid"
   log "the same sessions, by wait event"
@@ -63,6 +63,14 @@ run_demo() {
                  WHERE q.queryid = (SELECT queryid FROM pg_stat_statements
                                      WHERE query LIKE 'UPDATE pgbench_tellers SET tbalance = tbalance - %' LIMIT 1)
                  ORDER BY q.total_time DESC" 2>/dev/null || true
+  log "pg_stat_waits_executions: the slowest runs (capture_min_duration, 1 s by default), their waits and blockers"
+  demo_psql -c "SELECT pid, round(elapsed::numeric) AS elapsed_ms, round(cpu::numeric, 1) AS cpu_ms,
+                       (SELECT string_agg(w->>'wait_event' || ' ' || round((w->>'time_ms')::numeric) || ' ms', ', ')
+                          FROM jsonb_array_elements(waits) w) AS waits,
+                       (SELECT string_agg((b->>'pid') || ' (' || (b->>'state') || ')', ', ')
+                          FROM jsonb_array_elements(blockers) b) AS blocked_by,
+                       left(query, 60) AS query
+                  FROM pg_stat_waits_executions ORDER BY elapsed DESC LIMIT 6"
   log "pg_stat_waits_status"
   demo_psql -x -c "SELECT * FROM pg_stat_waits_status"
   if declare -F demo_report_write >/dev/null; then demo_report_write; fi
