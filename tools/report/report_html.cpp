@@ -42,6 +42,25 @@ std::string pct_bar(double fraction) {
     return "<span class=\"pbar\"><span style=\"width:" + fmtd("%.1f", fraction * 100) + "%\"></span></span>";
 }
 
+// The four heaviest events of a row (largest first), each with its share of
+// `total`, one per line.
+std::string top_events(const std::vector<QueryWait> &parts, double total) {
+    std::string events;
+    size_t shown = 0;
+    for (const auto &w : parts) {
+        if (shown++ == 4) break;
+        double share = total > 0 ? w.value / total * 100 : 0;
+        events += type_swatch(w.wait_event_type) + esc(w.wait_event_type) + ":" + esc(w.wait_event) + " " +
+                  fmtd("%.0f%%", share) + "<br>";
+    }
+    return events;
+}
+
+// A statement's text cut for a table cell.
+std::string shortened(const std::string &text) {
+    return text.size() > 300 ? text.substr(0, 300) + "…" : text;
+}
+
 std::string query_table(const std::vector<QueryRow> &rows, bool exact) {
     if (rows.empty()) return "<p class=\"empty\">no queries recorded yet</p>\n";
     double top_total = rows.front().total;
@@ -50,16 +69,8 @@ std::string query_table(const std::vector<QueryRow> &rows, bool exact) {
                     std::string(exact ? "wait time" : "samples") +
                     "</th><th>breakdown by wait event type</th><th>top wait events</th></tr>\n";
     for (const auto &r : rows) {
-        std::string events;
-        size_t shown = 0;
-        for (const auto &w : r.breakdown) {
-            if (shown++ == 4) break;
-            double share = r.total > 0 ? w.value / r.total * 100 : 0;
-            events += type_swatch(w.wait_event_type) + esc(w.wait_event_type) + ":" + esc(w.wait_event) + " " +
-                      fmtd("%.0f%%", share) + "<br>";
-        }
-        std::string text = r.query_text;
-        if (text.size() > 300) text = text.substr(0, 300) + "…";
+        std::string events = top_events(r.breakdown, r.total);
+        std::string text = shortened(r.query_text);
         s += "<tr><td class=\"num\">" + esc(r.queryid) + "</td><td><code>" +
              (text.empty() ? std::string("<i>(text unavailable: pg_stat_statements not installed in this database)</i>")
                            : esc(text)) +
@@ -82,18 +93,10 @@ std::string slow_runs_table(const std::vector<SlowRun> &runs) {
                     "<th>elapsed</th><th>CPU</th><th>where the time went</th><th>top wait events</th>"
                     "<th>blocked by</th></tr>\n";
     for (const auto &r : runs) {
-        std::string events;
-        size_t shown = 0;
-        for (const auto &w : r.parts) {
-            if (shown++ == 4) break;
-            double share = r.elapsed_ms > 0 ? w.value / r.elapsed_ms * 100 : 0;
-            events += type_swatch(w.wait_event_type) + esc(w.wait_event_type) + ":" + esc(w.wait_event) + " " +
-                      fmtd("%.0f%%", share) + "<br>";
-        }
+        std::string events = top_events(r.parts, r.elapsed_ms);
         std::string blockers;
         for (const auto &b : r.blockers) blockers += "<span class=\"blocker\">" + esc(b) + "</span><br>";
-        std::string text = r.query;
-        if (text.size() > 300) text = text.substr(0, 300) + "…";
+        std::string text = shortened(r.query);
         s += "<tr><td>" + esc(r.started) + "</td><td class=\"num\">" + std::to_string(r.pid) +
              "</td><td class=\"num\">" + (r.queryid.empty() ? "<i>hidden</i>" : esc(r.queryid)) + "</td><td><code>" +
              (text.empty() ? std::string("<i>hidden</i>") : esc(text)) + "</code></td><td class=\"num\">" +
