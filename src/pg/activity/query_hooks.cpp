@@ -253,6 +253,11 @@ __attribute__((noinline, cold)) static void server_claim(uint64 id) {
 
 // --- hooks ----------------------------------------------------------------
 
+// Parse analysis of the text a client message carries (not a function's).
+static inline bool parses_client_text(const ParseState *pstate) {
+    return debug_query_string != nullptr && pstate->p_sourcetext == debug_query_string;
+}
+
 // The second and later statements of a client's query string: 15-17 keep
 // the first one's id (PostgreSQL reports an id only while it has none). A
 // client message's own statement is parse analysis of the text the message
@@ -262,7 +267,7 @@ __attribute__((noinline, cold)) static void server_claim(uint64 id) {
 static void server_parsed(ParseState *pstate, Query *query) {
     uint64 id = compat_queryid(query->queryId);
     uint64 cur = server_queryid();
-    bool client_top = debug_query_string != nullptr && pstate->p_sourcetext == debug_query_string;
+    bool client_top = parses_client_text(pstate);
     if (server_execute_published && client_top) {
         // A later statement of the same query string (same start time).
         server_execute_published = false;
@@ -274,7 +279,7 @@ static void server_parsed(ParseState *pstate, Query *query) {
 __attribute__((noinline)) static void post_parse_analyze_slow(ParseState *pstate, Query *query, JumbleState *jstate) {
     if (prev_post_parse_analyze) prev_post_parse_analyze(pstate, query, jstate);
     if (shared == nullptr) return;
-    bool client_top = debug_query_string != nullptr && pstate->p_sourcetext == debug_query_string;
+    bool client_top = parses_client_text(pstate);
     if (mode == kModeTracker ? tracker.level == 0 : client_top || !client_backend()) settle_mode();
     if (mode == kModeTracker) {
         uint64 id = compat_queryid(query->queryId);
