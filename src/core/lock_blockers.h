@@ -1,8 +1,9 @@
 // Who blocks a backend that waits for a heavyweight lock, as the sampler saw
 // it (PostgreSQL-free). The sampler looks the blockers up for processes it
 // samples in a `Lock` wait and publishes them in the blocked backend's slot
-// (BackendSlot::blocked_by, written only by the sampler); history samples
-// and slow-execution records copy them from there.
+// (BackendSlot::blocked_by, written only by the sampler), from where
+// slow-execution records copy them; history samples refer to the sampler's
+// blocker ring instead.
 #pragma once
 
 #include <cstdint>
@@ -26,5 +27,25 @@ struct LockBlockers {
                           // (readers take min(count, kMaxLockBlockers) entries)
     LockBlocker blockers[kMaxLockBlockers];
 };
+
+// Whether a and b name the same blockers, in the same order, for the same
+// blocked statement, whatever each blocker was doing.
+inline bool same_blocker_pids(const LockBlockers &a, const LockBlockers &b) {
+    if (a.count != b.count || a.query_start != b.query_start) return false;
+    uint32_t n = a.count < static_cast<uint32_t>(kMaxLockBlockers) ? a.count : kMaxLockBlockers;
+    for (uint32_t i = 0; i < n; i++)
+        if (a.blockers[i].pid != b.blockers[i].pid) return false;
+    return true;
+}
+
+// What a blocked statement's slot keeps of successive lookups: the first
+// view of each set of blockers. A later lookup that finds the same sessions
+// only changes what they were doing, and the last look before the lock is
+// granted is biased: it tends to catch the blocker in the COMMIT or
+// ROLLBACK that releases the lock, instead of the state it spent the wait
+// in (idle in transaction after the statement that took the lock, say).
+inline bool blockers_replace(const LockBlockers &kept, const LockBlockers &found) {
+    return !same_blocker_pids(kept, found);
+}
 
 }  // namespace psw

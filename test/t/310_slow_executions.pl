@@ -16,6 +16,12 @@ use Time::HiRes qw(time usleep);
 my $node = psw_node('executions', conf => ['track_activity_query_size = 100'], extensions => 1);
 my $admin = psw_session($node);
 sql($admin, 'CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t VALUES (1, 0)');
+# An UPDATE of t makes its transaction's COMMIT take 0.3 s (a deferred
+# trigger sleeps), its row locks still held.
+sql($admin,
+	"CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN PERFORM pg_sleep(0.3); RETURN NULL; END';
+	 CREATE CONSTRAINT TRIGGER slow_commit AFTER UPDATE ON t DEFERRABLE INITIALLY DEFERRED
+	   FOR EACH ROW EXECUTE FUNCTION slow_commit()");
 
 is(sql($admin, 'SHOW pg_stat_waits.capture_min_duration'), '1s', 'capture_min_duration defaults to 1 s');
 
@@ -55,7 +61,8 @@ ok( wait_until(
 		}),
 	'the statement waits for the row lock');
 # The holder stays idle in its transaction (its UPDATE's queryid is what
-# the sampler records for it) for 2 s, then commits.
+# the sampler records for it) for 2 s, then commits; the lock is released
+# 0.3 s into the COMMIT.
 usleep(2_000_000);
 my $release_lo = sql($admin, $now);
 sql($holder, 'COMMIT');
@@ -98,13 +105,21 @@ is($qid,
 	'its queryid is pg_stat_statements\'');
 is($text, "$query;", 'its text, as the client sent it');
 # The blocker as the sampler saw it: the holder, idle in its transaction
-# after its UPDATE. (Filled by the sampler's lock-blocker lookup.)
+# after its UPDATE (filled by the sampler's lock-blocker lookup). The
+# sampler also saw it in its COMMIT, the lock still held; the run keeps
+# what the holder did during the wait, not the COMMIT that ended it.
 is( sql($admin,
 		"SELECT count(*) FROM pg_stat_waits_executions, jsonb_array_elements(blockers) b
 		  WHERE pid = $bpid AND (b->>'pid')::int = $holder_pid AND (b->>'queryid')::bigint = $holder_qid"),
 	1,
 	'the blocker\'s pid and queryid are recorded')
   or diag(sql($admin, "SELECT blockers FROM pg_stat_waits_executions WHERE pid = $bpid"));
+cmp_ok(
+	sql($admin,
+		"SELECT count(*) FROM pg_stat_waits_history, jsonb_array_elements(blocker_details) b
+		  WHERE pid = $bpid AND (b->>'pid')::int = $holder_pid AND b->>'state' = 'active'
+		    AND (b->>'queryid')::bigint <> $holder_qid"),
+	'>', 0, 'the sampler saw the holder in its COMMIT too');
 $holder->quit;
 
 # ---- 100,000 statements under the threshold add nothing ----------------------

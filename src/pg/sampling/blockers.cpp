@@ -19,9 +19,11 @@
 //     stalest results.
 // docs/sampling.md gives the resulting bound on the lock-manager hold.
 //
-// Each lookup's result goes into the blocked backend's slot (blocked_by,
-// written only here) and, when it differs from the previous record for the
-// same execution, into the blocker ring that history samples refer to.
+// A lookup's result goes into the blocked backend's slot (blocked_by,
+// written only here) when it names other sessions than the slot has for
+// the same execution, and, when anything in it differs from the previous
+// record for the same execution, into the blocker ring that history samples
+// refer to.
 #include <time.h>
 
 #include "../activity/proc_reader.h"
@@ -215,8 +217,11 @@ void resolve_blockers(TimestampTz now, HistorySample *samples) {
                 tokens -= 1.0;
                 LockBlockers found;
                 if (!lookup(c, now, &found)) continue;
-                shared->slots[c.procno].blocked_by.write([&](LockBlockers &d) { d = found; });
                 bool new_exec = !(k.looked_ns != 0 && k.pid == c.pid && k.query_start == c.query_start);
+                // The slot keeps the first view of each set of blockers
+                // (blockers_replace() says why); k.last has the slot's set.
+                if (new_exec || blockers_replace(k.last, found))
+                    shared->slots[c.procno].blocked_by.write([&](LockBlockers &d) { d = found; });
                 // A record is needed when the result changed, or when the
                 // last one is gone (ring reset or wrapped).
                 if (new_exec || k.record_pos == 0 || !same_blockers(k.last, found) ||
@@ -279,8 +284,8 @@ PSW_EXPORT void pg_stat_waits_test_blocker_stats(int64 *lookups, int64 *ns, int6
 }
 
 // For the test module: the blocked_by record in the slot of pid (the
-// blocked statement's query_start, when the sampler looked, and up to max
-// blocker pids). Returns the number of blockers found (may exceed max), or
+// blocked statement's query_start, when the sampler first saw these
+// blockers, and up to max blocker pids). Returns the number of blockers found (may exceed max), or
 // -1 when no live process has that pid or its record cannot be read.
 PSW_EXPORT int32 pg_stat_waits_test_blocked_by(int32 pid, int64 *query_start, int64 *seen_at, int32 *pids,
                                                int32 max) {

@@ -39,8 +39,8 @@ CREATE FUNCTION pg_stat_waits_blocker_stats(OUT lookups bigint, OUT lookup_ms fl
 REVOKE ALL ON FUNCTION pg_stat_waits_blocker_stats() FROM PUBLIC;
 
 -- The sampler's blocked_by record in the slot of pid: the blocked statement's
--- query_start, when the sampler looked (NULL: never), the blocker pids (the
--- first four). NULL when no live process has that pid.
+-- query_start, when the sampler first saw these blockers (NULL: never), the
+-- blocker pids (the first four). NULL when no live process has that pid.
 CREATE FUNCTION pg_stat_waits_blocked_by(pid int, OUT query_start timestamptz, OUT seen_at timestamptz,
     OUT blockers int[])
     LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE

@@ -123,8 +123,8 @@ pg_stat_waits_blocker_stats(PG_FUNCTION_ARGS)
 
 /*
  * The blocked_by record the sampler keeps in a backend's slot: the blocked
- * statement's query_start, when the sampler looked (NULL: never), and the
- * blocker pids. No row when no live process has that pid.
+ * statement's query_start, when the sampler first saw these blockers (NULL:
+ * never), and the blocker pids. No row when no live process has that pid.
  */
 PG_FUNCTION_INFO_V1(pg_stat_waits_blocked_by);
 Datum
