@@ -256,6 +256,54 @@ subtest 'hot row under pgbench yields lock waits' => sub {
 	cmp_ok($ms1 - $ms0, '>', 0, 'with time');
 };
 
+# A pipelining client: pgbench sends all its statements at once, so the
+# backend finds the next one already buffered and never waits for the
+# client, never goes idle and never sleeps. Its CPU rows (held in the
+# backend between flushes) must still reach the shared table once a second
+# while it runs, not only when it stops.
+subtest 'a pipelining client that never goes idle publishes its CPU rows while it runs' => sub {
+	ok(wait_for_quiet(0), 'no other sessions');
+	my $n = 400;
+	my $script = $node->basedir . '/pipeline.sql';
+	PostgreSQL::Test::Utils::append_to_file($script,
+		"\\startpipeline\n"
+		  . ("SELECT count(*) /* pipelined */ FROM generate_series(1, 100000);\n" x $n)
+		  . "\\endpipeline\n");
+	my $cpu_calls = "SELECT coalesce(sum(q.calls), 0) FROM pg_stat_waits_queries q "
+	  . "WHERE q.wait_event_type = 'CPU' AND q.queryid IN "
+	  . "(SELECT queryid FROM pg_stat_statements WHERE query LIKE '%pipelined%')";
+	my $running = "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pipelined%' "
+	  . "AND pid <> pg_backend_pid()";
+	my $bench;
+	{
+		local $ENV{PGOPTIONS} = '-c pg_stat_waits.timing=on';
+		$bench = IPC::Run::start(
+			[ 'pgbench', '-n', '-M', 'extended', '-c', '1', '-t', '1', '-f', $script,
+			  '-h', $node->host, '-p', $node->port, 'postgres' ],
+			'>', '/dev/null', '2>', '/dev/null');
+	}
+	# Polled while the pipeline runs: its calls as published, and whether
+	# it was still running after that reading.
+	my ($seen, $seen_running) = (0, 0);
+	my $started = wait_until(sub { sql($admin, $running) == 1 });
+	while ($started && sql($admin, $running) == 1)
+	{
+		my $calls = sql($admin, $cpu_calls);
+		if ($calls > 0 && sql($admin, $running) == 1)
+		{
+			($seen, $seen_running) = ($calls, 1);
+			last;
+		}
+		usleep(100_000);
+	}
+	$bench->finish;
+	ok($started, 'the pipeline ran');
+	ok($seen_running, "its CPU rows were published while it still ran ($seen of $n calls)");
+	cmp_ok($seen, '<', $n, 'before its last statement');
+	ok(wait_for_quiet(0), 'pgbench gone');
+	is(sql($admin, $cpu_calls), $n, 'in the end every call is counted once');
+};
+
 subtest 'timing off moves nothing, and off stops at once' => sub {
 	ok(wait_for_quiet(0), 'no other sessions');
 	my $s = psw_session($node);
