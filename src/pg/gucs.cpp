@@ -13,6 +13,7 @@ int guc_track = kTrackTop;
 bool guc_timing = false;
 int guc_capture_min_duration_ms = kCaptureMinDurationDefaultMs;
 int64_t capture_min_ns = static_cast<int64_t>(kCaptureMinDurationDefaultMs) * 1000000;
+bool guc_capture_log = false;
 
 // The statement-end check compares nanoseconds: keep them next to the GUC
 // (off = a threshold no statement reaches).
@@ -56,6 +57,9 @@ void define_gucs() {
                             "pg_stat_waits_executions; -1 turns it off.",
                             nullptr, &guc_capture_min_duration_ms, kCaptureMinDurationDefaultMs, -1, INT_MAX,
                             PGC_SUSET, GUC_UNIT_MS, nullptr, assign_capture_min_duration, nullptr);
+    DefineCustomBoolVariable("pg_stat_waits.capture_log",
+                             "Also write each run kept in pg_stat_waits_executions to the server log.", nullptr,
+                             &guc_capture_log, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pg_stat_waits");
 }
 

@@ -18,6 +18,8 @@ extern bool guc_timing;
 constexpr int kCaptureMinDurationDefaultMs = 1000;
 extern int guc_capture_min_duration_ms;
 extern int64_t capture_min_ns;
+// Also write each kept run to the server log (one LOG line).
+extern bool guc_capture_log;
 
 void define_gucs();
 

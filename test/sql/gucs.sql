@@ -15,6 +15,7 @@ SET pg_stat_waits.timing = 'maybe';
 SET pg_stat_waits.capture_min_duration = -2;
 SET pg_stat_waits.capture_min_duration = 'soon';
 SET pg_stat_waits.capture_min_duration = '1 fortnight';
+SET pg_stat_waits.capture_log = 'sometimes';
 SET pg_stat_waits.no_such_setting = 1;
 
 -- suset settings work for a superuser, per session.
@@ -29,3 +30,6 @@ SHOW pg_stat_waits.capture_min_duration;
 SET pg_stat_waits.capture_min_duration = -1;
 SHOW pg_stat_waits.capture_min_duration;
 RESET pg_stat_waits.capture_min_duration;
+SET pg_stat_waits.capture_log = on;
+SHOW pg_stat_waits.capture_log;
+RESET pg_stat_waits.capture_log;

@@ -8,6 +8,7 @@ use warnings FATAL => 'all';
 
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
+use PostgreSQL::Test::Utils;
 use PswTest;
 use Test::More;
 use Time::HiRes qw(time usleep);
@@ -44,7 +45,9 @@ my $holder_qid = sql($admin,
 	"SELECT queryid FROM pg_stat_statements WHERE query = 'UPDATE t SET v = v + \$1 WHERE id = \$2'");
 like($holder_qid, qr/^-?\d+$/, 'the holder\'s UPDATE has a queryid');
 
-my $blocked = psw_session($node, 'SET pg_stat_waits.timing = on');
+# This session also writes its slow runs to the server log (capture_log).
+my $log_start = -s $node->logfile;
+my $blocked = psw_session($node, 'SET pg_stat_waits.timing = on; SET pg_stat_waits.capture_log = on');
 my $bpid = backend_pid($blocked);
 my $query = 'SELECT pg_sleep(0.5) FROM (SELECT id FROM t WHERE id = 1 FOR UPDATE) s';
 send_sql($blocked, $query);
@@ -122,6 +125,30 @@ cmp_ok(
 	'>', 0, 'the sampler saw the holder in its COMMIT too');
 $holder->quit;
 
+# ---- the same run as one LOG line (capture_log) ------------------------------------
+
+# Written once the run is over (at the latest when the session waits for
+# its next command): capture happens inside the run's commit, where
+# logging is not safe.
+my $line_re = qr/LOG:  pg_stat_waits: slow run: duration: ([0-9.]+) ms  cpu: ([0-9.]+) ms  started: [^ ]+ [^ ]+  queryid: (-?\d+)  waits: (.*?)  blocked by: (.*?)  statement: (.*)$/m;
+my $log = '';
+ok( wait_until(
+		sub {
+			$log = slurp_file($node->logfile, $log_start);
+			return $log =~ $line_re;
+		}),
+	'the run is in the server log');
+my ($l_elapsed, $l_cpu, $l_qid, $l_waits, $l_blockers, $l_text) = $log =~ $line_re;
+cmp_ok(abs($l_elapsed - $elapsed), '<', 0.002, "the line's duration is the view's ($l_elapsed ms)");
+cmp_ok(abs($l_cpu - $cpu), '<', 0.002, "and its CPU ($l_cpu ms)");
+is($l_qid, $qid, 'and its queryid');
+like($l_waits, qr/^Lock\/transactionid [0-9.]+ ms \(\d+ calls?\), Timeout\/PgSleep [0-9.]+ ms \(1 call\)/,
+	"its waits, heaviest first ($l_waits)");
+like($l_blockers, qr/^pid $holder_pid \(idle in transaction, [^,]+, queryid $holder_qid\)$/,
+	"its blocker ($l_blockers)");
+is($l_text, "$query;", 'and its text');
+my $lines = sub { my @m = slurp_file($node->logfile, $log_start) =~ /pg_stat_waits: slow run:/g; return scalar @m; };
+
 # ---- 100,000 statements under the threshold add nothing ----------------------
 
 my $before = sql($admin, 'SELECT count(*) FROM pg_stat_waits_executions');
@@ -135,6 +162,11 @@ is(sql($admin, "SELECT calls >= 100000 FROM pg_stat_statements WHERE query = 'SE
 $node->safe_psql('postgres', "SET pg_stat_waits.timing = on; SET pg_stat_waits.capture_min_duration = 200;\n"
 	  . "SELECT pg_sleep(0.3);");
 is(sql($admin, 'SELECT count(*) FROM pg_stat_waits_executions'), $before + 1, 'a slow one is kept');
+is($lines->(), 1, 'without capture_log it is not logged');
+$node->safe_psql('postgres', "SET pg_stat_waits.timing = on; SET pg_stat_waits.capture_min_duration = 200;\n"
+	  . "SET pg_stat_waits.capture_log = on; SELECT pg_sleep(0.3); SELECT pg_sleep(0.25);");
+ok(wait_until(sub { $lines->() >= 3 }), 'with it, each slow run is logged, a session that ends right away included');
+is($lines->(), 3, 'once');
 
 # ---- other users' runs: no text, no queryid; the text cut like pg_stat_activity
 

@@ -95,7 +95,8 @@ static volatile PgBackendStatus *my_be = nullptr;
 // this flag, and the parse analysis after it settles the mode.
 static bool server_fast = false;
 static void update_server_fast() {
-    server_fast = mode == kModeServer && !wants_tracker && prev_post_parse_analyze == nullptr;
+    server_fast = mode == kModeServer && !wants_tracker && prev_post_parse_analyze == nullptr &&
+                  !executions_log_pending;
 }
 static void note_no_server_id() {
     if (!pgstat_track_activities) server_fast = false;
@@ -279,6 +280,12 @@ static void server_parsed(ParseState *pstate, Query *query) {
 __attribute__((noinline)) static void post_parse_analyze_slow(ParseState *pstate, Query *query, JumbleState *jstate) {
     if (prev_post_parse_analyze) prev_post_parse_analyze(pstate, query, jstate);
     if (shared == nullptr) return;
+    // A slow run's LOG line still to be written (timing turned off at the
+    // end of that run keeps server_fast off until then).
+    if (__builtin_expect(executions_log_pending, 0)) {
+        executions_write_log();
+        update_server_fast();
+    }
     bool client_top = parses_client_text(pstate);
     if (mode == kModeTracker ? tracker.level == 0 : client_top || !client_backend()) settle_mode();
     if (mode == kModeTracker) {

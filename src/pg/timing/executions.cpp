@@ -20,6 +20,9 @@ namespace psw {
 static ExecRing *exec_ring = nullptr;
 // Built here at capture time rather than on the stack (1.4 kB).
 static ExecRecord capture_buf;
+// The run whose LOG line is still to be written (capture_log).
+static ExecRecord log_buf;
+bool executions_log_pending = false;
 
 static Size exec_ring_size() { return ExecRing::bytes(kExecRingSize); }
 
@@ -78,11 +81,76 @@ void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 qu
         }
     }
     exec_ring->publish(r);
+    // Its LOG line waits for a point where logging is safe (timing.h). One
+    // is always reached before the next capture: the next statement starts
+    // first.
+    if (guc_capture_log && !executions_log_pending) {
+        memcpy(&log_buf, &r, sizeof(r));
+        executions_log_pending = true;
+    }
+}
+
+// ---- the LOG line -------------------------------------------------------------
+
+static constexpr double kNsPerMs = 1e6;
+
+static void append_ms(StringInfo buf, uint64 ns) { appendStringInfo(buf, "%.3f ms", static_cast<double>(ns) / kNsPerMs); }
+static void append_calls(StringInfo buf, uint64 calls) {
+    appendStringInfo(buf, " (" UINT64_FORMAT " %s)", calls, calls == 1 ? "call" : "calls");
+}
+
+// One line in the spirit of auto_explain's: the run's duration, CPU, id,
+// waits (heaviest first) and blockers, then its text. The server log is
+// the superuser's: nothing is hidden.
+void executions_write_log() {
+    executions_log_pending = false;
+    const ExecRecord &r = log_buf;
+    HOLD_INTERRUPTS();  // errfinish() would process them, maybe inside a wrapped call
+    MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+    StringInfoData buf;
+    initStringInfo(&buf);
+    appendStringInfoString(&buf, "pg_stat_waits: slow run: duration: ");
+    append_ms(&buf, r.elapsed_ns);
+    appendStringInfoString(&buf, "  cpu: ");
+    append_ms(&buf, r.elapsed_ns > r.wait_ns ? r.elapsed_ns - r.wait_ns : 0);
+    appendStringInfo(&buf, "  started: %s  queryid: " INT64_FORMAT "  waits: ", timestamptz_to_str(r.started),
+                     static_cast<int64>(r.queryid));
+    if (r.nwaits == 0 && r.rest_events == 0) appendStringInfoString(&buf, "none");
+    for (int i = 0; i < r.nwaits; i++) {
+        const char *type, *name;
+        index_names(r.waits[i].index, &type, &name);
+        appendStringInfo(&buf, "%s%s/%s ", i > 0 ? ", " : "", type, name);
+        append_ms(&buf, r.waits[i].ns);
+        append_calls(&buf, r.waits[i].calls);
+    }
+    if (r.rest_events > 0) {
+        appendStringInfo(&buf, "%s%u other events ", r.nwaits > 0 ? ", " : "", static_cast<unsigned>(r.rest_events));
+        append_ms(&buf, r.rest_ns);
+        append_calls(&buf, r.rest_calls);
+    }
+    uint32 nb = r.blockers.count < static_cast<uint32>(kMaxLockBlockers) ? r.blockers.count : kMaxLockBlockers;
+    if (nb > 0) appendStringInfoString(&buf, "  blocked by: ");
+    for (uint32 i = 0; i < nb; i++) {
+        const LockBlocker &b = r.blockers.blockers[i];
+        const char *state = slot_state_name(b.state);
+        const char *type = "CPU", *name = "CPU";
+        if (b.wait_event_info != 0) wait_info_names(b.wait_event_info, &type, &name);
+        if (b.pid == 0)
+            appendStringInfo(&buf, "%sa prepared transaction", i > 0 ? ", " : "");
+        else
+            appendStringInfo(&buf, "%spid %d (%s, %s/%s, queryid " INT64_FORMAT ")", i > 0 ? ", " : "", b.pid,
+                             state != nullptr ? state : "unknown", type, name, static_cast<int64>(b.queryid));
+    }
+    if (r.blockers.count > static_cast<uint32>(kMaxLockBlockers))
+        appendStringInfo(&buf, " and %u more", r.blockers.count - kMaxLockBlockers);
+    appendStringInfo(&buf, "  statement: %.*s", static_cast<int>(r.text_len), r.text);
+    ereport(LOG, (errmsg_internal("%s", buf.data), errhidestmt(true), errhidecontext(true)));
+    pfree(buf.data);
+    MemoryContextSwitchTo(old);
+    RESUME_INTERRUPTS();
 }
 
 // ---- the view -----------------------------------------------------------------
-
-static constexpr double kNsPerMs = 1e6;
 
 static void json_wait(StringInfo buf, const char *type, const char *name, uint64 calls, uint64 ns) {
     appendStringInfoString(buf, "{\"wait_event_type\": ");

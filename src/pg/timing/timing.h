@@ -69,6 +69,13 @@ extern const ShmemPart executions_part;
 // (at least the threshold) having waited `waits`: keep it. Never raises an
 // error, never allocates.
 void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, Oid userid);
+// With pg_stat_waits.capture_log, a captured run waits here for its LOG
+// line: capture cannot log (it may run inside a commit callback, where an
+// error would be a PANIC). The line is written at the next point where
+// logging is safe: the backend's next statement start or parse analysis,
+// its next wait for the client (timing on) or its exit.
+extern bool executions_log_pending;
+void executions_write_log();
 void executions_reset();
 // The ring (nullptr until shared memory exists), for persistence.
 ExecRing *executions_ring();

@@ -152,6 +152,7 @@ static void flush_waits(int64 now) {
 static void flush_at_exit(int, Datum) {
     timing_statement_end();
     flush(now_ns());
+    if (executions_log_pending) executions_write_log();
 }
 
 static void register_exit_hook() {
@@ -171,6 +172,10 @@ static inline BackendSlot *my_live_slot() {
 // when the process is about to sleep idle (so an idle backend's counters
 // are never held back) or a second has passed.
 static inline int64 begin_call(uint32 info) {
+    // About to wait for the client: the statement is over and the main
+    // loop holds no resource, so the last slow run's LOG line can be
+    // written (before its wait is timed).
+    if (__builtin_expect(executions_log_pending, 0) && info == WAIT_EVENT_CLIENT_READ) executions_write_log();
     int64 t0 = now_ns();
     if (anything_pending() &&
         (info == WAIT_EVENT_CLIENT_READ || (info & 0xFF000000U) == PG_WAIT_ACTIVITY ||
@@ -406,6 +411,8 @@ static void spill_row(const LedgerRow &r) {
 
 void timing_statement_start(uint64 queryid) {
     if (timing_open) timing_statement_end();
+    // A hook runs: the last slow run's LOG line can be written (timing.h).
+    if (__builtin_expect(executions_log_pending, 0)) executions_write_log();
     // Waits so far belong to whatever came before this statement (and are
     // published even if timing was just turned off).
     if (local_timing.pending()) flush(now_ns());
