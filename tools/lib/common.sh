@@ -156,11 +156,14 @@ free_port() {
 # --- Throwaway clusters for the demo and the benchmarks -----------------
 
 # cluster_create DIR PORT [postgresql.conf lines...]: initdb + config.
+# PSW_INITDB_OPTS adds initdb options (the benchmarks' data-checksum case).
 cluster_create() {
   local dir=$1 port=$2; shift 2
   mkdir -p "$dir"
   [ "$(id -u)" -eq 0 ] && chown "$PSW_OS_USER" "$dir"
-  as_os_user "$PSW_BINDIR/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync -E UTF8 --locale=C >/dev/null
+  # shellcheck disable=SC2086  # options, split on purpose
+  as_os_user "$PSW_BINDIR/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync -E UTF8 --locale=C \
+    ${PSW_INITDB_OPTS:-} >/dev/null
   {
     echo "port = $port"
     echo "listen_addresses = '127.0.0.1'"
