@@ -162,7 +162,7 @@ bench_accuracy() {
   md "count × profile_period. Error = (reported − truth) / truth." ""
   md "| wait | truth ms (pg_stat_waits run) | pg_stat_waits exact | pg_stat_waits sampled | truth ms (pg_wait_sampling run) | pg_wait_sampling sampled |"
   md "|---|---:|---:|---:|---:|---:|"
-  local row tr ex sa tr2 sa2 label
+  local tr ex sa tr2 sa2 label
   for c in "${cases[@]}" "${csum_cases[@]}"; do
     read -r kase ty ev <<<"$c"
     tr=$(acc_sum psw "$kase truth"); ex=$(acc_sum psw "$kase exact"); sa=$(acc_sum psw "$kase sampled")
