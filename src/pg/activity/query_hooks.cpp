@@ -96,7 +96,7 @@ static volatile PgBackendStatus *my_be = nullptr;
 static bool server_fast = false;
 static void update_server_fast() {
     server_fast = mode == kModeServer && !wants_tracker && prev_post_parse_analyze == nullptr &&
-                  !executions_log_pending;
+                  !timing_flags.log_pending;
 }
 static void note_no_server_id() {
     if (!pgstat_track_activities) server_fast = false;
@@ -148,13 +148,13 @@ struct HookEnv {
     bool in_transaction_block() { return IsTransactionBlock(); }
     void timing_start(uint64_t queryid) { timing_statement_start(queryid); }
     void timing_switch(uint64_t queryid) {
-        if (timing_open) timing_attribute(queryid);
+        if (timing_flags.open) timing_attribute(queryid);
     }
     void timing_call(uint64_t queryid) {
-        if (timing_open) timing_count_call(queryid);
+        if (timing_flags.open) timing_count_call(queryid);
     }
     void timing_end() {
-        if (timing_open) timing_statement_end();
+        if (timing_flags.open) timing_statement_end();
     }
 };
 
@@ -266,6 +266,12 @@ static inline bool parses_client_text(const ParseState *pstate) {
 // statement re-analyzed at Bind is the message's own statement, and its id
 // changes only if its meaning did).
 static void server_parsed(ParseState *pstate, Query *query) {
+    // A slow run's LOG line still to be written: timing was turned off at
+    // the end of that run, and server_fast stays off until it is.
+    if (__builtin_expect(timing_flags.log_pending, 0)) {
+        executions_write_log();
+        update_server_fast();
+    }
     uint64 id = compat_queryid(query->queryId);
     uint64 cur = server_queryid();
     bool client_top = parses_client_text(pstate);
@@ -280,12 +286,6 @@ static void server_parsed(ParseState *pstate, Query *query) {
 __attribute__((noinline)) static void post_parse_analyze_slow(ParseState *pstate, Query *query, JumbleState *jstate) {
     if (prev_post_parse_analyze) prev_post_parse_analyze(pstate, query, jstate);
     if (shared == nullptr) return;
-    // A slow run's LOG line still to be written (timing turned off at the
-    // end of that run keeps server_fast off until then).
-    if (__builtin_expect(executions_log_pending, 0)) {
-        executions_write_log();
-        update_server_fast();
-    }
     bool client_top = parses_client_text(pstate);
     if (mode == kModeTracker ? tracker.level == 0 : client_top || !client_backend()) settle_mode();
     if (mode == kModeTracker) {

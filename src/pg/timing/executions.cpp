@@ -22,7 +22,6 @@ static ExecRing *exec_ring = nullptr;
 static ExecRecord capture_buf;
 // The run whose LOG line is still to be written (capture_log).
 static ExecRecord log_buf;
-bool executions_log_pending = false;
 
 static Size exec_ring_size() { return ExecRing::bytes(kExecRingSize); }
 
@@ -84,9 +83,9 @@ void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 qu
     // Its LOG line waits for a point where logging is safe (timing.h). One
     // is always reached before the next capture: the next statement starts
     // first.
-    if (guc_capture_log && !executions_log_pending) {
+    if (guc_capture_log && !timing_flags.log_pending) {
         memcpy(&log_buf, &r, sizeof(r));
-        executions_log_pending = true;
+        timing_flags.log_pending = true;
     }
 }
 
@@ -103,7 +102,7 @@ static void append_calls(StringInfo buf, uint64 calls) {
 // waits (heaviest first) and blockers, then its text. The server log is
 // the superuser's: nothing is hidden.
 void executions_write_log() {
-    executions_log_pending = false;
+    timing_flags.log_pending = false;
     const ExecRecord &r = log_buf;
     HOLD_INTERRUPTS();  // errfinish() would process them, maybe inside a wrapped call
     MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);

@@ -33,9 +33,15 @@ void timing_install();
 // ends (its commit included). Cheap no-ops when timing is off.
 void timing_statement_start(uint64 queryid);
 void timing_statement_end();
-// Whether a top-level statement is being timed (callers test it before the
-// calls below, which assume it).
-extern bool timing_open;
+// timing_flags.open: whether a top-level statement is being timed (callers
+// test it before the calls below, which assume it). timing_flags.log_pending:
+// see executions_write_log(). Side by side so that a statement start tests
+// both with one load.
+struct alignas(2) TimingFlags {
+    bool open;
+    bool log_pending;
+};
+extern TimingFlags timing_flags;
 // From now on the statement's time belongs to queryid (a nested statement
 // under track = all, or the parent again; 0 = the top-level statement).
 void timing_attribute(uint64 queryid);
@@ -73,8 +79,8 @@ void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 qu
 // line: capture cannot log (it may run inside a commit callback, where an
 // error would be a PANIC). The line is written at the next point where
 // logging is safe: the backend's next statement start or parse analysis,
-// its next wait for the client (timing on) or its exit.
-extern bool executions_log_pending;
+// its next wait for the client (timing on) or its exit. Pending while
+// timing_flags.log_pending.
 void executions_write_log();
 void executions_reset();
 // The ring (nullptr until shared memory exists), for persistence.

@@ -44,7 +44,7 @@ static bool exit_hook_registered = false;
 static BackendSlot *live_slot = nullptr;
 // The statement being timed (top level, client and background backends):
 // its elapsed time cut into segments per attributed query id, and its calls.
-bool timing_open = false;
+TimingFlags timing_flags = {false, false};
 static StatementLedger ledger;
 static Oid stmt_userid = InvalidOid;
 // Slow executions: when the statement started, and its waits per event
@@ -152,7 +152,7 @@ static void flush_waits(int64 now) {
 static void flush_at_exit(int, Datum) {
     timing_statement_end();
     flush(now_ns());
-    if (executions_log_pending) executions_write_log();
+    if (timing_flags.log_pending) executions_write_log();
 }
 
 static void register_exit_hook() {
@@ -175,7 +175,7 @@ static inline int64 begin_call(uint32 info) {
     // About to wait for the client: the statement is over and the main
     // loop holds no resource, so the last slow run's LOG line can be
     // written (before its wait is timed).
-    if (__builtin_expect(executions_log_pending, 0) && info == WAIT_EVENT_CLIENT_READ) executions_write_log();
+    if (__builtin_expect(timing_flags.log_pending, 0) && info == WAIT_EVENT_CLIENT_READ) executions_write_log();
     int64 t0 = now_ns();
     if (anything_pending() &&
         (info == WAIT_EVENT_CLIENT_READ || (info & 0xFF000000U) == PG_WAIT_ACTIVITY ||
@@ -202,18 +202,18 @@ static inline void end_call(BlockingCall call, uint32 info, int64 t0) {
         // is charged to (nested under track = all); parallel workers run
         // their leader's statement.
         uint64 qid = 0;
-        if (timing_open)
+        if (timing_flags.open)
             qid = ledger.current();
         else if (IsParallelWorker())
             qid = current_queryid();
         if (qid != pending_queryid) {
             flush(t1);
             pending_queryid = qid;
-            pending_userid = timing_open ? stmt_userid : (qid != 0 ? GetUserId() : InvalidOid);
+            pending_userid = timing_flags.open ? stmt_userid : (qid != 0 ? GetUserId() : InvalidOid);
         }
         uint16_t idx = info != 0 ? wait_index(info) : unreported_index(call);
         local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
-        if (timing_open) stmt_waits.add(idx, static_cast<uint64_t>(t1 - t0));
+        if (timing_flags.open) stmt_waits.add(idx, static_cast<uint64_t>(t1 - t0));
     }
     if (t1 - last_flush_ns >= kFlushIntervalNs) flush(t1);
 }
@@ -410,9 +410,16 @@ static void spill_row(const LedgerRow &r) {
 }
 
 void timing_statement_start(uint64 queryid) {
-    if (timing_open) timing_statement_end();
-    // A hook runs: the last slow run's LOG line can be written (timing.h).
-    if (__builtin_expect(executions_log_pending, 0)) executions_write_log();
+    // Usually neither: one test for both. A hook runs, so the last slow
+    // run's LOG line can be written here (timing.h); the statement that is
+    // still open (its end was missed) may add one.
+    uint16_t either;
+    static_assert(sizeof(timing_flags) == sizeof(either), "two one-byte flags");
+    memcpy(&either, &timing_flags, sizeof(either));
+    if (__builtin_expect(either != 0, 0)) {
+        if (timing_flags.open) timing_statement_end();
+        if (timing_flags.log_pending) executions_write_log();
+    }
     // Waits so far belong to whatever came before this statement (and are
     // published even if timing was just turned off).
     if (local_timing.pending()) flush(now_ns());
@@ -422,7 +429,7 @@ void timing_statement_start(uint64 queryid) {
     ledger.start(queryid, t);
     stmt_start_ns = t;
     stmt_waits.clear();
-    timing_open = true;
+    timing_flags.open = true;
     if (!exit_hook_registered) register_exit_hook();
 }
 
@@ -431,8 +438,8 @@ void timing_attribute(uint64 queryid) { ledger.switch_to(queryid, now_ns(), spil
 void timing_count_call(uint64 queryid) { ledger.count_call(queryid, spill_row); }
 
 void timing_statement_end() {
-    if (!timing_open) return;
-    timing_open = false;
+    if (!timing_flags.open) return;
+    timing_flags.open = false;
     int64 t = now_ns();
     flush_waits(t);  // its waits, under their ids
     pending_queryid = 0;
