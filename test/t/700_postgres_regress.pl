@@ -89,6 +89,21 @@ my $missing_profile = $node->safe_psql('postgres', q{
 	SELECT count(*) || ' of ' || (SELECT count(*) FROM ids)
 	  FROM ids WHERE NOT EXISTS (SELECT FROM pg_stat_statements s WHERE s.queryid = ids.queryid)});
 note "sampled queryids unknown to pg_stat_statements: $missing_profile";
+# Where those come from, by what exact timing knows of the same id: a
+# statement whose every execution failed, one with a completed execution
+# (none, by the check above), or one exact timing never saw.
+note "of those, by exact timing: " . $node->safe_psql('postgres', q{
+	WITH p AS (SELECT DISTINCT queryid FROM pg_stat_waits_profile WHERE queryid IS NOT NULL AND queryid <> 0),
+	     ids AS (SELECT queryid, sum(calls) FILTER (WHERE wait_event_type = 'CPU') AS completed
+	               FROM pg_stat_waits_queries WHERE queryid IS NOT NULL AND queryid <> 0 GROUP BY 1),
+	     u AS (SELECT p.queryid, ids.completed, ids.queryid IS NOT NULL AS timed FROM p LEFT JOIN ids USING (queryid)
+	            WHERE NOT EXISTS (SELECT FROM pg_stat_statements s WHERE s.queryid = p.queryid))
+	SELECT count(*) FILTER (WHERE timed AND coalesce(completed, 0) = 0) || ' only failed, '
+	    || count(*) FILTER (WHERE coalesce(completed, 0) > 0) || ' completed, '
+	    || count(*) FILTER (WHERE NOT timed) || ' not timed'
+	    || coalesce(' (' || (SELECT string_agg(DISTINCT pr.backend_type || ' ' || pr.wait_event_type || '/' || pr.wait_event, ', ')
+	                           FROM pg_stat_waits_profile pr JOIN u USING (queryid) WHERE NOT u.timed) || ')', '')
+	  FROM u});
 
 $node->stop;
 done_testing();
