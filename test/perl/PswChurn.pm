@@ -120,8 +120,21 @@ sub churn
 			},
 			60),
 		'their backends gone');
-	my @ours = sort { $a <=> $b } split /\n/, sql($admin, 'SELECT pid FROM pg_stat_waits_activity');
-	my @theirs = sort { $a <=> $b } split /\n/, sql($admin, 'SELECT pid FROM pg_stat_activity');
+	# Both lists in one statement, read again while they differ: a process
+	# of the server's own (an autovacuum worker) may start or exit between
+	# the two reads, while a stale or missing row of ours stays.
+	my (@ours, @theirs);
+	wait_until(
+		sub {
+			my ($o, $t) = split /\|/,
+			  sql($admin,
+				"SELECT (SELECT string_agg(pid::text, ',' ORDER BY pid) FROM pg_stat_waits_activity), "
+				  . "(SELECT string_agg(pid::text, ',' ORDER BY pid) FROM pg_stat_activity)");
+			@ours = split /,/, $o // '';
+			@theirs = split /,/, $t // '';
+			return "@ours" eq "@theirs";
+		},
+		10);
 	is_deeply(\@ours, \@theirs, 'the same processes as pg_stat_activity');
 
 	# No counter lost: exact timing counted every marker statement, each
