@@ -24,17 +24,33 @@ struct LockBlockers {
     int64_t query_start;  // the blocked statement's query_start (from its slot) when seen
     int64_t seen_at;      // when the sampler looked (PostgreSQL TimestampTz)
     uint32_t count;       // blockers found; more than kMaxLockBlockers keeps the first ones
-                          // (readers take min(count, kMaxLockBlockers) entries)
     LockBlocker blockers[kMaxLockBlockers];
 };
+
+// How many entries of b.blockers are filled: min(count, kMaxLockBlockers).
+inline uint32_t blockers_kept(const LockBlockers &b) {
+    return b.count < static_cast<uint32_t>(kMaxLockBlockers) ? b.count : static_cast<uint32_t>(kMaxLockBlockers);
+}
 
 // Whether a and b name the same blockers, in the same order, for the same
 // blocked statement, whatever each blocker was doing.
 inline bool same_blocker_pids(const LockBlockers &a, const LockBlockers &b) {
     if (a.count != b.count || a.query_start != b.query_start) return false;
-    uint32_t n = a.count < static_cast<uint32_t>(kMaxLockBlockers) ? a.count : kMaxLockBlockers;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < blockers_kept(a); i++)
         if (a.blockers[i].pid != b.blockers[i].pid) return false;
+    return true;
+}
+
+// Whether a and b say the same in every field: the same blockers, each in
+// the same state, wait, role and statement.
+inline bool same_blockers(const LockBlockers &a, const LockBlockers &b) {
+    if (!same_blocker_pids(a, b)) return false;
+    for (uint32_t i = 0; i < blockers_kept(a); i++) {
+        const LockBlocker &x = a.blockers[i], &y = b.blockers[i];
+        if (x.state != y.state || x.wait_event_info != y.wait_event_info || x.queryid != y.queryid ||
+            x.usesysid != y.usesysid)
+            return false;
+    }
     return true;
 }
 

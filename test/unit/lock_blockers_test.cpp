@@ -40,7 +40,17 @@ TEST(LockBlockers, OtherSessionsReplaceTheView) {
     EXPECT_TRUE(blockers_replace(a, seen(200, {42}, 3, 7777)));
 }
 
+TEST(LockBlockers, SameBlockersComparesWhatEachWasDoing) {
+    LockBlockers idle = seen(100, {42}, 3, 7777);
+    EXPECT_TRUE(same_blockers(idle, seen(100, {42}, 3, 7777)));
+    EXPECT_FALSE(same_blockers(idle, seen(100, {42}, 1, 7777)));  // another state
+    EXPECT_FALSE(same_blockers(idle, seen(100, {42}, 3, 8888)));  // another statement
+    EXPECT_FALSE(same_blockers(idle, seen(100, {43}, 3, 7777)));  // another session
+}
+
 TEST(LockBlockers, BeyondTheKeptEntriesOnlyTheCountIsCompared) {
+    EXPECT_EQ(blockers_kept(seen(100, {1, 2}, 0, 0)), 2u);
+    EXPECT_EQ(blockers_kept(seen(100, {1, 2, 3, 4, 5}, 0, 0)), static_cast<uint32_t>(kMaxLockBlockers));
     LockBlockers many = seen(100, {1, 2, 3, 4, 5}, 0, 0);
     LockBlockers other_fifth = seen(100, {1, 2, 3, 4, 6}, 0, 0);
     EXPECT_TRUE(same_blocker_pids(many, other_fifth));

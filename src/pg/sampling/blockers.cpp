@@ -170,17 +170,6 @@ static bool lookup(const Candidate &c, TimestampTz now, LockBlockers *out) {
     return true;
 }
 
-static bool same_blockers(const LockBlockers &a, const LockBlockers &b) {
-    if (a.count != b.count || a.query_start != b.query_start) return false;
-    for (uint32 i = 0; i < Min(a.count, static_cast<uint32>(kMaxLockBlockers)); i++) {
-        const LockBlocker &x = a.blockers[i], &y = b.blockers[i];
-        if (x.pid != y.pid || x.state != y.state || x.wait_event_info != y.wait_event_info ||
-            x.queryid != y.queryid || x.usesysid != y.usesysid)
-            return false;
-    }
-    return true;
-}
-
 void resolve_blockers(TimestampTz now, HistorySample *samples) {
     npending = 0;
     if (ncandidates == 0) return;  // nothing in a Lock wait: no lookup
@@ -297,7 +286,7 @@ PSW_EXPORT int32 pg_stat_waits_test_blocked_by(int32 pid, int64 *query_start, in
         if (!psw::shared->slots[procno].blocked_by.read(&b)) return -1;
         *query_start = b.query_start;
         *seen_at = b.seen_at;
-        for (int32 i = 0; i < max && i < static_cast<int32>(Min(b.count, static_cast<uint32>(psw::kMaxLockBlockers))); i++)
+        for (int32 i = 0; i < max && i < static_cast<int32>(psw::blockers_kept(b)); i++)
             pids[i] = b.blockers[i].pid;
         return static_cast<int32>(b.count);
     }

@@ -161,7 +161,7 @@ static void json_text_field(StringInfo buf, const char *key, const char *value) 
 
 // blockers (pids) and blocker_details (jsonb) of one set of blockers.
 static Datum blocker_pids_datum(const LockBlockers &b) {
-    int n = static_cast<int>(Min(b.count, static_cast<uint32>(kMaxLockBlockers)));
+    int n = static_cast<int>(blockers_kept(b));
     Datum *elems = static_cast<Datum *>(palloc(sizeof(Datum) * Max(n, 1)));
     for (int i = 0; i < n; i++) elems[i] = Int32GetDatum(b.blockers[i].pid);
     return PointerGetDatum(construct_array(elems, n, INT4OID, 4, true, TYPALIGN_INT));
@@ -172,7 +172,7 @@ static Datum blocker_details_datum(const LockBlockers &b, Visible &&visible) {
     StringInfoData buf;
     initStringInfo(&buf);
     appendStringInfoChar(&buf, '[');
-    int n = static_cast<int>(Min(b.count, static_cast<uint32>(kMaxLockBlockers)));
+    int n = static_cast<int>(blockers_kept(b));
     for (int i = 0; i < n; i++) {
         const LockBlocker &x = b.blockers[i];
         if (i > 0) appendStringInfoString(&buf, ", ");

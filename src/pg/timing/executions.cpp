@@ -89,9 +89,20 @@ void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 qu
     }
 }
 
-// ---- the LOG line -------------------------------------------------------------
+// ---- what a run's record says, for the LOG line and the view ---------------------
 
 static constexpr double kNsPerMs = 1e6;
+
+// A blocker's state (nullptr when unknown) and its wait, as recorded: 'CPU'
+// outside a wait.
+static void blocker_names(const LockBlocker &b, const char **state, const char **type, const char **name) {
+    *state = slot_state_name(b.state);
+    *type = "CPU";
+    *name = "CPU";
+    if (b.wait_event_info != 0) wait_info_names(b.wait_event_info, type, name);
+}
+
+// ---- the LOG line -------------------------------------------------------------
 
 static void append_ms(StringInfo buf, uint64 ns) { appendStringInfo(buf, "%.3f ms", static_cast<double>(ns) / kNsPerMs); }
 static void append_calls(StringInfo buf, uint64 calls) {
@@ -127,13 +138,12 @@ void executions_write_log() {
         append_ms(&buf, r.rest_ns);
         append_calls(&buf, r.rest_calls);
     }
-    uint32 nb = r.blockers.count < static_cast<uint32>(kMaxLockBlockers) ? r.blockers.count : kMaxLockBlockers;
+    uint32 nb = blockers_kept(r.blockers);
     if (nb > 0) appendStringInfoString(&buf, "  blocked by: ");
     for (uint32 i = 0; i < nb; i++) {
         const LockBlocker &b = r.blockers.blockers[i];
-        const char *state = slot_state_name(b.state);
-        const char *type = "CPU", *name = "CPU";
-        if (b.wait_event_info != 0) wait_info_names(b.wait_event_info, &type, &name);
+        const char *state, *type, *name;
+        blocker_names(b, &state, &type, &name);
         if (b.pid == 0)
             appendStringInfo(&buf, "%sa prepared transaction", i > 0 ? ", " : "");
         else
@@ -186,18 +196,17 @@ static Datum blockers_json(const ExecRecord &r) {
     StringInfoData buf;
     initStringInfo(&buf);
     appendStringInfoChar(&buf, '[');
-    uint32 n = r.blockers.count < static_cast<uint32>(kMaxLockBlockers) ? r.blockers.count : kMaxLockBlockers;
+    uint32 n = blockers_kept(r.blockers);
     for (uint32 i = 0; i < n; i++) {
         const LockBlocker &b = r.blockers.blockers[i];
+        const char *state, *type, *name;
+        blocker_names(b, &state, &type, &name);
         if (i > 0) appendStringInfoString(&buf, ", ");
         appendStringInfo(&buf, "{\"pid\": %d, \"state\": ", b.pid);
-        const char *state = slot_state_name(b.state);
         if (state != nullptr)
             escape_json(&buf, state);
         else
             appendStringInfoString(&buf, "null");
-        const char *type = "CPU", *name = "CPU";
-        if (b.wait_event_info != 0) wait_info_names(b.wait_event_info, &type, &name);
         appendStringInfoString(&buf, ", \"wait_event_type\": ");
         escape_json(&buf, type);
         appendStringInfoString(&buf, ", \"wait_event\": ");
@@ -222,14 +231,8 @@ Datum pg_stat_waits_executions_internal(PG_FUNCTION_ARGS) {
         InitMaterializedSRF(fcinfo, 0);
         ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
         psw::ExecRecord *rec = static_cast<psw::ExecRecord *>(palloc(sizeof(psw::ExecRecord)));
-        const psw::ExecRing *ring = psw::exec_ring;
-        uint64 end = __atomic_load_n(&ring->next, __ATOMIC_ACQUIRE);
-        uint64 begin = __atomic_load_n(&ring->floor, __ATOMIC_ACQUIRE);
-        if (end > ring->capacity && end - ring->capacity > begin) begin = end - ring->capacity;
-        for (uint64 t = begin; t < end; t++) {
+        psw::exec_ring->for_each(rec, [&](const psw::ExecRecord &r) {
             CHECK_FOR_INTERRUPTS();
-            if (!ring->read(t, rec)) continue;
-            const psw::ExecRecord &r = *rec;
             bool visible = psw::can_see_queries_of(r.userid);
             Datum v[11];
             bool n[11] = {false, false, false, false, false, false, false, false, false, false, false};
@@ -250,7 +253,7 @@ Datum pg_stat_waits_executions_internal(PG_FUNCTION_ARGS) {
             v[9] = psw::waits_json(r);
             v[10] = psw::blockers_json(r);
             tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
-        }
+        });
         return static_cast<Datum>(0);
     });
 }
