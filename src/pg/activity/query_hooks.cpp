@@ -64,14 +64,17 @@ static BackendSlot *my_slot = nullptr;
 // until the client's next statement.
 static bool server_execute_published = false;
 
-static BackendSlot *slot() {
-    if (my_slot == nullptr && shared != nullptr && MyProc != nullptr) {
+__attribute__((noinline)) static BackendSlot *find_slot() {
+    if (shared != nullptr && MyProc != nullptr) {
         int procno = compat_my_procno();
         if (procno < 0 || static_cast<uint32>(procno) >= shared->num_slots) return nullptr;
         my_slot = &shared->slots[procno];
     }
     return my_slot;
 }
+
+// Every publish goes through here: one load once the slot is known.
+static inline BackendSlot *slot() { return __builtin_expect(my_slot != nullptr, 1) ? my_slot : find_slot(); }
 
 // --- mode -------------------------------------------------------------------
 
@@ -286,8 +289,7 @@ static void server_parsed(ParseState *pstate, Query *query) {
 __attribute__((noinline)) static void post_parse_analyze_slow(ParseState *pstate, Query *query, JumbleState *jstate) {
     if (prev_post_parse_analyze) prev_post_parse_analyze(pstate, query, jstate);
     if (shared == nullptr) return;
-    bool client_top = parses_client_text(pstate);
-    if (mode == kModeTracker ? tracker.level == 0 : client_top || !client_backend()) settle_mode();
+    if (mode == kModeTracker ? tracker.level == 0 : parses_client_text(pstate) || !client_backend()) settle_mode();
     if (mode == kModeTracker) {
         uint64 id = compat_queryid(query->queryId);
         // EXECUTE/PREPARE (and DEALLOCATE before 17) start a statement under
@@ -565,36 +567,34 @@ static void process_utility(PlannedStmt *pstmt, const char *query_string, bool r
 // Registered when the tracker is first asked for; the end of a client
 // statement is also where a backend changes mode.
 static void xact_callback(XactEvent event, void *) {
-    if (!shared) return;
-    bool over = false;
+    bool aborted;
     switch (event) {
         case XACT_EVENT_COMMIT:
         case XACT_EVENT_PARALLEL_COMMIT:
         case XACT_EVENT_PREPARE:
         case XACT_EVENT_PARALLEL_ABORT:
-            if (mode == kModeTracker && my_slot != nullptr)
-                tracker.transaction_end(false, ActivePortal != nullptr, false);
-            over = ActivePortal == nullptr;
+            aborted = false;
             break;
         case XACT_EVENT_ABORT:
-            if (mode == kModeTracker && my_slot != nullptr)
-                tracker.transaction_end(true, ActivePortal != nullptr,
-                                        ActivePortal == nullptr && IsTransactionBlock());
-            over = ActivePortal == nullptr;
+            aborted = true;
             break;
         default:
-            break;
+            return;  // the PRE_ events: nothing ends there
     }
-    // A client backend between statements: no phase runs.
-    // (Tracker mode with a setting still asking for it, the case of every
-    // timed statement, is one load and branch.)
-    bool change = mode == kModeTracker ? !wants_tracker && !tracker_needed() : mode == kModeServer && tracker_needed();
-    if (over && change && client_backend()) {
+    if (!shared) return;
+    const bool in_portal = ActivePortal != nullptr;
+    if (mode == kModeTracker && my_slot != nullptr)
+        tracker.transaction_end(aborted, in_portal, aborted && !in_portal && IsTransactionBlock());
+    // A client backend between statements: no phase runs. Tracker mode with
+    // a setting still asking for it (every timed statement) stops here.
+    if (in_portal || (mode == kModeTracker && wants_tracker)) return;
+    bool change = mode == kModeTracker ? !tracker_needed() : mode == kModeServer && tracker_needed();
+    if (change && client_backend()) {
         settle_mode();
         if (mode == kModeTracker) {
             // Idle (or idle in an aborted block) until the next statement.
-            bool aborted_block = event == XACT_EVENT_ABORT && IsTransactionBlock();
-            tracker.transaction_end(event == XACT_EVENT_ABORT, false, aborted_block);
+            bool aborted_block = aborted && IsTransactionBlock();
+            tracker.transaction_end(aborted, false, aborted_block);
         }
     }
 }

@@ -413,10 +413,11 @@ void timing_statement_start(uint64 queryid) {
     // Usually neither: one test for both. A hook runs, so the last slow
     // run's LOG line can be written here (timing.h); the statement that is
     // still open (its end was missed) may add one.
-    uint16_t either;
-    static_assert(sizeof(timing_flags) == sizeof(either), "two one-byte flags");
-    memcpy(&either, &timing_flags, sizeof(either));
-    if (__builtin_expect(either != 0, 0)) {
+    // Loaded as one 16-bit value in place (a local copy would have its
+    // address taken and cost the function a stack-protector canary).
+    typedef uint16_t __attribute__((may_alias)) FlagPair;
+    static_assert(sizeof(timing_flags) == sizeof(FlagPair), "two one-byte flags");
+    if (__builtin_expect(*reinterpret_cast<const FlagPair *>(&timing_flags) != 0, 0)) {
         if (timing_flags.open) timing_statement_end();
         if (timing_flags.log_pending) executions_write_log();
     }
@@ -441,7 +442,7 @@ void timing_statement_end() {
     if (!timing_flags.open) return;
     timing_flags.open = false;
     int64 t = now_ns();
-    flush_waits(t);  // its waits, under their ids
+    if (local_timing.pending()) flush_waits(t);  // its waits, under their ids
     pending_queryid = 0;
     // Slow executions: the one comparison every statement pays.
     if (__builtin_expect(t - stmt_start_ns >= capture_min_ns, 0))
