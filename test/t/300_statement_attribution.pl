@@ -317,5 +317,75 @@ for my $track ('top', 'all')
 		"track = $track: its PgSleep time is its six 20 ms sleeps ($sleep ms)");
 }
 
+# ---------------------------------------------------------------------------
+# Timed server mode (track = top with timing on: no nesting level of its own)
+# counts one call per top-level execution, as pg_stat_statements does, and
+# none for what runs nested: a SQL function evaluated while planning, a
+# foreign-key check, the query inside COPY, EXPLAIN ANALYZE and CREATE TABLE
+# AS; and the extended protocol's portals dropped at commit or at the next
+# Bind (in and outside a transaction block, with and without a Parse per
+# statement).
+sql(q{CREATE FUNCTION class_count() RETURNS bigint IMMUTABLE LANGUAGE sql AS 'SELECT count(*) FROM pg_class';
+	  CREATE TABLE fk_parent (id int PRIMARY KEY);
+	  INSERT INTO fk_parent SELECT generate_series(1, 100);
+	  CREATE TABLE fk_child (id int REFERENCES fk_parent);});
+my $script = $node->basedir . '/calls.sql';
+PostgreSQL::Test::Utils::append_to_file($script, q{\set x 50
+SELECT 1 + :x;
+BEGIN;
+SELECT count(*) FROM fk_parent WHERE id < :x;
+UPDATE fk_parent SET id = id WHERE id = 1;
+END;
+});
+sql('SELECT pg_stat_waits_reset(); SELECT pg_stat_statements_reset();');
+{
+	my $s = $node->background_psql('postgres');
+	$s->query_safe('SET pg_stat_waits.timing = on');
+	for my $i (1 .. 3)
+	{
+		$s->query_safe('SELECT class_count() + 1');
+		$s->query_safe("INSERT INTO fk_child VALUES ($i)");
+		$s->query_safe('EXPLAIN (ANALYZE, COSTS OFF) SELECT count(*) FROM fk_parent');
+		$s->query_safe('COPY (SELECT id FROM fk_parent WHERE id < 3) TO STDOUT');
+	}
+	$s->query_safe('CREATE TEMP TABLE ctas_t AS SELECT id FROM fk_parent');
+	$s->quit;
+	local $ENV{PGOPTIONS} = '-c pg_stat_waits.timing=on';
+	for my $mode ('extended', 'prepared')
+	{
+		$node->command_ok([ 'pgbench', '-n', '-t', '4', '-M', $mode, '-f', $script, 'postgres' ],
+			"pgbench -M $mode with timing on");
+	}
+}
+# Two differences from pg_stat_statements, both its own: with
+# track_planning off it counts what runs during planning as top level (the
+# function's SELECT), and a cached utility statement of the extended protocol
+# (pgbench -M prepared's BEGIN and END) only at its first execution.
+my $skip = q{'^SET |pg_stat_statements|pg_stat_waits|FROM pg_class$|^(BEGIN|END)$'};
+my $compared = sql(qq{SELECT count(*) FROM pg_stat_statements WHERE toplevel AND query !~ $skip});
+cmp_ok($compared, '>=', 8, "timed server mode: $compared top-level statements to compare");
+$mismatch = sql(qq{
+	SELECT string_agg(s.query || ': ' || s.calls || ' vs ' || coalesce(q.calls::text, 'none'), '; ')
+	  FROM pg_stat_statements s
+	  LEFT JOIN pg_stat_waits_queries q
+	    ON q.queryid = s.queryid AND q.datid = s.dbid AND q.usesysid = s.userid AND q.wait_event_type = 'CPU'
+	 WHERE s.toplevel AND s.query !~ $skip AND s.calls <> coalesce(q.calls, 0)});
+is($mismatch, '', 'timed server mode: CPU row calls equal pg_stat_statements calls');
+is( sql(q{
+	SELECT string_agg(s.query || ' ' || q.calls, ', ' ORDER BY s.query) FROM pg_stat_statements s
+	  JOIN pg_stat_waits_queries q ON q.queryid = s.queryid AND q.wait_event_type = 'CPU'
+	 WHERE s.query IN ('BEGIN', 'END') AND s.toplevel}),
+	'BEGIN 8, END 8', 'timed server mode: BEGIN and END, 4 calls each in either protocol');
+is( sql(q{
+	SELECT count(*) FROM pg_stat_waits_queries q JOIN pg_stat_statements s ON s.queryid = q.queryid
+	 WHERE s.query = 'SELECT count(*) FROM pg_class' AND q.calls > 0}),
+	'0', 'timed server mode: the SQL function run while planning is not a call of its own');
+is( sql(q{
+	SELECT string_agg(DISTINCT s.query, '; ') FROM pg_stat_waits_queries q
+	  JOIN pg_stat_statements s ON s.queryid = q.queryid
+	 WHERE q.wait_event_type = 'CPU' AND q.calls > 0
+	   AND NOT EXISTS (SELECT FROM pg_stat_statements t WHERE t.queryid = q.queryid AND t.toplevel)}),
+	'', 'timed server mode: no call for a nested statement');
+
 $node->stop;
 done_testing();

@@ -3,8 +3,8 @@
 // "Statement attribution").
 //
 // Two modes per backend (docs/architecture.md, "two modes"):
-//  - server (a client backend with track = top and timing off, the
-//    default): PostgreSQL's own backend status entry already carries the
+//  - server (a client backend with track = top, the default): PostgreSQL's
+//    own backend status entry already carries the
 //    top-level statement's query id, state and start, and readers take them
 //    from there. The hooks only repair, in PostgreSQL's entry, the few
 //    moments when it has no id or an older one (a protocol Bind or Execute
@@ -14,20 +14,24 @@
 //    prepared statement's id). A `SELECT 1` costs three hooks (parse analysis, planner,
 //    ExecutorRun) that each load a flag and PostgreSQL's id and call on;
 //    every exception leaves through a tail call to an out-of-line path.
-//  - tracker (track = all, timing on, track_activities off, and processes
-//    other than client backends): the statement tracker (src/core/statement_tracker.h) follows
+//    With timing on the same hooks, ExecutorEnd and the transaction
+//    callbacks also tell exact timing where statements begin and end
+//    ("timed server mode" below).
+//  - tracker (track = all, track_activities off, and processes other than
+//    client backends): the statement tracker (src/core/statement_tracker.h) follows
 //    every phase and publishes into the backend's own slot, as below.
 // A backend changes mode only where no statement phase runs: at a top-level
 // parse analysis of a client message, or when the main loop ends a
 // transaction. The settings are SUSET and change at any time (SET, a
 // function's SET clause, a reload); until the next such point the backend
 // stays in its mode. The hooks and callbacks only the tracker needs
-// (ExecutorStart/Finish/End, the subtransaction callback) are installed in
-// a backend the first time it enters tracker mode, and the transaction
-// callback when a setting first asks for the tracker, so a backend that
+// (ExecutorStart/Finish, and ExecutorEnd and the subtransaction callback,
+// which timing needs too) are installed in a backend the first time it
+// enters tracker mode or timing is turned on, and the transaction callback
+// when a setting first asks for the tracker or timing, so a backend that
 // never times pays nothing for them; once installed they stay (another
-// library may have chained behind them) and pass straight through in
-// server mode.
+// library may have chained behind them) and pass straight through when
+// not needed.
 //
 // Why so many hooks in tracker mode: an id must cover a statement's whole
 // life — planning (planner hook; Bind plans before ExecutorStart),
@@ -85,7 +89,7 @@ static uint8 mode = kModeUndecided;
 // see the new value before PostgreSQL stores it).
 static bool wants_timing = false;
 static bool wants_track_all = false;
-static bool wants_tracker = false;  // wants_timing || wants_track_all
+static bool wants_tracker = false;  // the settings need the tracker: track = all
 
 // PostgreSQL's status entry of this backend, kept from when server mode
 // began: MyBEEntry goes NULL at exit while the entry itself stays mapped.
@@ -97,15 +101,26 @@ static volatile PgBackendStatus *my_be = nullptr;
 // execution or utility statement takes its hook's slow path, which clears
 // this flag, and the parse analysis after it settles the mode.
 static bool server_fast = false;
+// What the planner and ExecutorRun hooks test: server mode without timing
+// (with timing they also follow the statement, see "timed server mode").
+static bool server_plain = false;
+// Parse analysis in timed server mode, when nothing else asks for the slow path.
+static bool server_timed_fast = false;
 static void update_server_fast() {
-    server_fast = mode == kModeServer && !wants_tracker && prev_post_parse_analyze == nullptr &&
-                  !timing_flags.log_pending;
+    bool server_only = mode == kModeServer && !wants_tracker && prev_post_parse_analyze == nullptr &&
+                       !timing_flags.log_pending;
+    server_fast = server_only && !wants_timing;
+    server_timed_fast = server_only && wants_timing;
+    server_plain = mode == kModeServer && !wants_timing;
 }
 static void note_no_server_id() {
     if (!pgstat_track_activities) server_fast = false;
 }
 
 static bool tracker_hooks_installed = false;
+// Timed server mode's open statement as PostgreSQL reports it (0: none,
+// and always 0 outside server mode).
+static uint64 timed_pg_id = 0;
 static bool xact_callback_registered = false;
 
 static void xact_callback(XactEvent event, void *);
@@ -118,6 +133,22 @@ static void ensure_xact_callback() {
     if (xact_callback_registered) return;
     xact_callback_registered = true;
     RegisterXactCallback(xact_callback, nullptr);
+}
+
+// ExecutorEnd and the subtransaction callback: the tracker's, and timed
+// server mode's (calls, and a statement's end inside a block).
+static bool end_hooks_installed = false;
+static void ensure_end_hooks() {
+    if (end_hooks_installed) return;
+    end_hooks_installed = true;
+    prev_executor_end = ExecutorEnd_hook;
+    ExecutorEnd_hook = executor_end;
+    RegisterSubXactCallback(subxact_callback, nullptr);
+}
+
+static void ensure_timed_hooks() {
+    ensure_end_hooks();
+    ensure_xact_callback();
 }
 
 // A process that runs a client's statements: a client backend, or a
@@ -190,12 +221,11 @@ __attribute__((noinline)) static void enter_tracker_mode() {
         ExecutorStart_hook = executor_start;
         prev_executor_finish = ExecutorFinish_hook;
         ExecutorFinish_hook = executor_finish;
-        prev_executor_end = ExecutorEnd_hook;
-        ExecutorEnd_hook = executor_end;
-        RegisterSubXactCallback(subxact_callback, nullptr);
+        ensure_end_hooks();
         ensure_xact_callback();
     }
     tracker.reset();
+    timed_pg_id = 0;
     mode = kModeTracker;
     update_server_fast();
 }
@@ -230,14 +260,13 @@ static inline bool tracking() {
 
 void query_hooks_assign_timing(bool on) {
     wants_timing = on;
-    wants_tracker = wants_timing || wants_track_all;
     update_server_fast();
-    if (on) ensure_xact_callback();
+    if (on) ensure_timed_hooks();
 }
 
 void query_hooks_assign_track(int track) {
     wants_track_all = track == kTrackAll;
-    wants_tracker = wants_timing || wants_track_all;
+    wants_tracker = wants_track_all;
     update_server_fast();
     if (wants_track_all) ensure_xact_callback();
 }
@@ -253,6 +282,74 @@ static inline uint64 server_queryid() { return MyBEEntry != nullptr ? compat_que
 // The hooks test for it inline and call this only then.
 __attribute__((noinline, cold)) static void server_claim(uint64 id) {
     if (id != 0) compat_report_query_id(id, false);
+}
+
+// --- timed server mode ------------------------------------------------------------
+// A client backend under track = top with timing on stays in server mode.
+// PostgreSQL reports a query id only for the top-level statement, so its
+// entry says which statement the time belongs to, and nested statements
+// never change it. What the tracker learns from its nesting level, this
+// mode takes from PostgreSQL instead:
+//  - a statement begins at a client's top-level parse analysis, or at a
+//    planning or execution that finds PostgreSQL reporting another id than
+//    the open statement's (Bind and Execute of a prepared statement);
+//  - an execution ends at a top-level ExecutorEnd, one call: outside a
+//    top-level utility statement, either inside the running portal and in
+//    its own text (a nested statement's text is its function's), or with no
+//    portal running and for a portal's query (a portal dropped at commit or
+//    at the next Bind, which sent to the client, while a statement of a
+//    function run during planning or by a deferred trigger sends to its
+//    function or to SPI); a top-level utility statement's end is one call too;
+//  - the statement ends with its transaction in the main loop (its commit
+//    included), or inside a transaction block when its execution ends.
+// Per SELECT 1 that is the three hooks server mode has anyway, ExecutorEnd
+// and the commit, instead of the tracker's seven entry points.
+static bool in_top_utility = false;  // a top-level utility statement runs
+
+static inline bool timed_server() { return mode == kModeServer && wants_timing; }
+
+// A top-level statement PostgreSQL reports as pg_id, timed under id (the
+// prepared statement's for an EXECUTE; 0, not timed, for a PREPARE).
+static void timed_begin(uint64 pg_id, uint64 id) {
+    timed_pg_id = pg_id;
+    timing_statement_start(id);
+}
+
+// A phase of the statement PostgreSQL reports as pg_id.
+static inline void timed_phase(uint64 pg_id) {
+    if (pg_id != 0 && (!timing_flags.open || pg_id != timed_pg_id)) timed_begin(pg_id, pg_id);
+}
+
+// What the planner and ExecutorRun hooks test first in timed server mode:
+// PostgreSQL still reports the open statement, nothing to do.
+static inline bool timed_current() {
+    return timed_pg_id != 0 && compat_queryid(my_be->st_query_id) == timed_pg_id && timing_flags.open;
+}
+
+// A client's top-level parse analysis: a new statement (timed under the
+// prepared statement's id for an EXECUTE, not timed for a PREPARE). The
+// statements a top-level utility statement analyzes in the client's text
+// (PREPARE's query, CREATE VIEW's) are part of it.
+static inline void timed_parsed(const Query *query) {
+    if (in_top_utility) return;
+    uint64 id = compat_queryid(query->queryId);
+    if (id == 0) return;
+    uint64 timed = id;
+    if (query->commandType == CMD_UTILITY) compat_untracked_utility_id(query->utilityStmt, &timed);
+    timed_begin(id, timed);
+}
+
+// The top-level statement finished executing: inside a transaction block
+// the backend is idle in transaction from here.
+static void timed_execution_done() {
+    if (timing_flags.open && IsTransactionBlock()) timing_statement_end();
+}
+
+// The main loop ended the transaction or a client savepoint's: every phase
+// is over (an error may have skipped the flags' resets).
+static void timed_over() {
+    in_top_utility = false;
+    if (timing_flags.open) timing_statement_end();
 }
 
 // --- hooks ----------------------------------------------------------------
@@ -297,8 +394,19 @@ __attribute__((noinline)) static void post_parse_analyze_slow(ParseState *pstate
         if (query->commandType == CMD_UTILITY && tracker.level == 0)
             compat_untracked_utility_id(query->utilityStmt, &id);
         tracker.parsed(id);
-    } else if (mode == kModeServer)
-        server_parsed(pstate, query);
+    } else if (mode == kModeServer) {
+        // Timed: what a top-level utility statement analyzes stays its own.
+        if (!(wants_timing && in_top_utility)) server_parsed(pstate, query);
+        if (wants_timing && parses_client_text(pstate)) timed_parsed(query);
+    }
+}
+
+// Timed server mode (server_timed_fast): the settings keep the mode, so
+// only a client's statement matters here.
+__attribute__((noinline)) static void post_parse_analyze_timed(ParseState *pstate, Query *query) {
+    if (!parses_client_text(pstate) || in_top_utility) return;
+    if (my_be->st_query_id != 0 || server_execute_published) server_parsed(pstate, query);
+    timed_parsed(query);
 }
 
 // Server mode (server_fast): PostgreSQL reports this statement's id itself
@@ -309,6 +417,7 @@ static void post_parse_analyze(ParseState *pstate, Query *query, JumbleState *js
         if (__builtin_expect(my_be->st_query_id == 0, 1)) return;
         return server_parsed(pstate, query);
     }
+    if (server_timed_fast && pgstat_track_activities) return post_parse_analyze_timed(pstate, query);
     post_parse_analyze_slow(pstate, query, jstate);
 }
 
@@ -329,6 +438,7 @@ __attribute__((noinline)) static PlannedStmt *planner_slow(Query *parse, const c
             note_no_server_id();
             server_claim(compat_queryid(parse->queryId));
         }
+        if (timed_server()) timed_phase(server_queryid());
         return call_planner(parse, query_string, cursor_options, params);
     }
     if (tracker.nested_phase_attributes()) {
@@ -350,7 +460,7 @@ __attribute__((noinline)) static PlannedStmt *planner_slow(Query *parse, const c
 static PlannedStmt *planner(Query *parse, const char *query_string, int cursor_options, ParamListInfo params) {
     // Every exception leaves by a tail call, so the path taken per
     // statement saves no register.
-    if (__builtin_expect(mode == kModeServer && my_be->st_query_id != 0, 1))
+    if (__builtin_expect(server_plain && my_be->st_query_id != 0, 1) || timed_current())
         return call_planner(parse, query_string, cursor_options, params);
     return planner_slow(parse, query_string, cursor_options, params);
 }
@@ -413,6 +523,7 @@ __attribute__((noinline)) static void executor_run_slow(PSW_EXECUTOR_RUN_PARAMS)
             note_no_server_id();
             server_claim(compat_queryid(qd->plannedstmt->queryId));
         }
+        if (timed_server()) timed_phase(server_queryid());
         return call_executor_run(PSW_EXECUTOR_RUN_ARGS);
     }
     run_phase(qd, [&]() { call_executor_run(PSW_EXECUTOR_RUN_ARGS); });
@@ -421,7 +532,8 @@ __attribute__((noinline)) static void executor_run_slow(PSW_EXECUTOR_RUN_PARAMS)
 // Server mode: a protocol Execute of a portal started at Bind (15-17:
 // PostgreSQL has no id for it).
 static void executor_run(PSW_EXECUTOR_RUN_PARAMS) {
-    if (__builtin_expect(mode == kModeServer && my_be->st_query_id != 0, 1)) return call_executor_run(PSW_EXECUTOR_RUN_ARGS);
+    if (__builtin_expect(server_plain && my_be->st_query_id != 0, 1) || timed_current())
+        return call_executor_run(PSW_EXECUTOR_RUN_ARGS);
     executor_run_slow(PSW_EXECUTOR_RUN_ARGS);
 }
 
@@ -445,8 +557,20 @@ static inline void call_executor_end(QueryDesc *qd) {
         standard_ExecutorEnd(qd);
 }
 
-// Installed with the tracker.
+// Timed server mode: a top-level execution ends (see above).
+__attribute__((noinline)) static void timed_executor_end(QueryDesc *qd) {
+    bool top = timing_flags.open && !in_top_utility &&
+               (ActivePortal == nullptr ? qd->dest->mydest != DestSPI && qd->dest->mydest != DestSQLFunction
+                                         : qd->sourceText == ActivePortal->sourceText);
+    uint64 id = compat_queryid(qd->plannedstmt->queryId);
+    call_executor_end(qd);
+    if (!top) return;
+    if (timing_top_call(id)) timed_execution_done();
+}
+
+// Installed with the tracker or with timing.
 static void executor_end(QueryDesc *qd) {
+    if (mode == kModeServer && wants_timing) return timed_executor_end(qd);
     if (shared == nullptr || mode != kModeTracker) return call_executor_end(qd);
     if (tracker.nested_phase_attributes()) {
         uint64 id = compat_queryid(qd->plannedstmt->queryId);
@@ -512,7 +636,9 @@ static void server_utility(PlannedStmt *pstmt, const char *query_string, bool re
                            DestReceiver *dest, QueryCompletion *qc) {
     Node *stmt = pstmt->utilityStmt;
     bool fetch = false;
-    if (context == PROCESS_UTILITY_TOPLEVEL && MyBEEntry != nullptr) {
+    uint64 cursor = 0;
+    const bool top = context == PROCESS_UTILITY_TOPLEVEL && MyBEEntry != nullptr;
+    if (top) {
         if (server_queryid() == 0) {
             note_no_server_id();
             compat_report_query_id(top_utility_id(pstmt, query_string, 0), false);
@@ -528,16 +654,36 @@ static void server_utility(PlannedStmt *pstmt, const char *query_string, bool re
         if (IsA(stmt, FetchStmt)) {
             const FetchStmt *fs = reinterpret_cast<const FetchStmt *>(stmt);
             Portal p = fs->portalname != nullptr ? GetPortalByName(fs->portalname) : nullptr;
-            uint64 cursor = p != nullptr && p->queryDesc != nullptr ? compat_queryid(p->queryDesc->plannedstmt->queryId) : 0;
-            uint64 top = server_queryid();
-            if (cursor != 0 && top != 0 && cursor != top) {
-                publish_server(kStmtActive, cursor, top, GetCurrentStatementStartTimestamp());
+            cursor = p != nullptr && p->queryDesc != nullptr ? compat_queryid(p->queryDesc->plannedstmt->queryId) : 0;
+            uint64 top_id = server_queryid();
+            if (cursor != 0 && top_id != 0 && cursor != top_id) {
+                publish_server(kStmtActive, cursor, top_id, GetCurrentStatementStartTimestamp());
                 fetch = true;
             }
         }
     }
+    if (!top || !timed_server()) {
+        call_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+        if (fetch) publish_server(kStmtUnknown, 0, 0, 0);
+        return;
+    }
+    // Timed server mode, a client's utility statement: it begins here unless
+    // its parse analysis began it; FETCH/MOVE spends its time running the
+    // cursor's query, timed under that; the statement's end is one call.
+    uint64 pg = server_queryid();
+    if (pg != 0 && (!timing_flags.open || pg != timed_pg_id)) timed_begin(pg, top_utility_id(pstmt, query_string, 0));
+    const bool cursor_time = cursor != 0 && timing_flags.open;
+    if (cursor_time) timing_attribute(cursor);
+    in_top_utility = true;
     call_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+    in_top_utility = false;
+    if (cursor_time && timing_flags.open) timing_attribute(0);
     if (fetch) publish_server(kStmtUnknown, 0, 0, 0);
+    if (timing_flags.open) {
+        uint64 id = timing_statement_id();
+        if (id != 0) timing_count_call(id);
+        if (!ends_transaction_block(stmt)) timed_execution_done();
+    }
 }
 
 static void process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
@@ -585,9 +731,15 @@ static void xact_callback(XactEvent event, void *) {
     const bool in_portal = ActivePortal != nullptr;
     if (mode == kModeTracker && my_slot != nullptr)
         tracker.transaction_end(aborted, in_portal, aborted && !in_portal && IsTransactionBlock());
+    else if (mode == kModeServer && !in_portal)
+        timed_over();
     // A client backend between statements: no phase runs. Tracker mode with
     // a setting still asking for it (every timed statement) stops here.
-    if (in_portal || (mode == kModeTracker && wants_tracker)) return;
+    // So does server mode while nothing asks for the tracker (client
+    // backends only reach server mode; their status entry stays).
+    if (in_portal || (mode == kModeTracker && wants_tracker) ||
+        (mode == kModeServer && !wants_tracker && pgstat_track_activities))
+        return;
     bool change = mode == kModeTracker ? !tracker_needed() : mode == kModeServer && tracker_needed();
     if (change && client_backend()) {
         settle_mode();
@@ -601,9 +753,15 @@ static void xact_callback(XactEvent event, void *) {
 
 // A PL/pgSQL exception block runs in a subtransaction; the main loop aborts
 // a client savepoint's subtransaction with no portal active. Installed with
-// the tracker.
+// the tracker or with timing.
 static void subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
-    if (!shared || mode != kModeTracker) return;
+    if (!shared) return;
+    if (mode == kModeServer) {
+        // Timed server mode: an error in a client's savepoint ended the statement.
+        if (event == SUBXACT_EVENT_ABORT_SUB && ActivePortal == nullptr) timed_over();
+        return;
+    }
+    if (mode != kModeTracker) return;
     if (event == SUBXACT_EVENT_START_SUB)
         tracker.subtransaction_start(GetCurrentTransactionNestLevel());
     else if (event == SUBXACT_EVENT_ABORT_SUB && my_slot != nullptr)

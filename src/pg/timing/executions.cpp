@@ -58,6 +58,9 @@ void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 qu
         BackendSlot &s = shared->slots[procno];
         // This backend is the slot's only writer: its own data reads as is.
         TimestampTz query_start = s.pub.data.query_start;
+        // Server mode publishes no start of its own: PostgreSQL's entry has
+        // it, as the sampler read it.
+        if (query_start == 0 && MyBEEntry != nullptr) query_start = MyBEEntry->st_activity_start_timestamp;
         if (query_start != 0) r.started = query_start;
         // The sampler's last look at this statement's lock waits; blockers
         // seen during an earlier statement do not belong to this one.

@@ -47,6 +47,11 @@ extern TimingFlags timing_flags;
 void timing_attribute(uint64 queryid);
 // One execution of queryid finished (the per-query CPU row's calls).
 void timing_count_call(uint64 queryid);
+// An execution of queryid ended at top level (timed server mode): one call
+// for it; true when it was the open statement's own (or queryid is 0).
+bool timing_top_call(uint64 queryid);
+// The id the open statement is timed under (0 when none is open).
+uint64 timing_statement_id();
 
 // One bounded eviction step of the per-query table (at most max_visits
 // slots), from the sampler's evict_tables_step(); backends never evict.

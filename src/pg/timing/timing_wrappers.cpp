@@ -438,6 +438,14 @@ void timing_attribute(uint64 queryid) { ledger.switch_to(queryid, now_ns(), spil
 
 void timing_count_call(uint64 queryid) { ledger.count_call(queryid, spill_row); }
 
+bool timing_top_call(uint64 queryid) {
+    if (queryid == 0) return true;
+    ledger.count_call(queryid, spill_row);
+    return queryid == ledger.statement();
+}
+
+uint64 timing_statement_id() { return ledger.statement(); }
+
 void timing_statement_end() {
     if (!timing_flags.open) return;
     timing_flags.open = false;
