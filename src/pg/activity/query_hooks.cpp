@@ -301,7 +301,8 @@ __attribute__((noinline, cold)) static void server_claim(uint64 id) {
 //    function run during planning or by a deferred trigger sends to its
 //    function or to SPI); a top-level utility statement's end is one call too;
 //  - the statement ends with its transaction in the main loop (its commit
-//    included), or inside a transaction block when its execution ends.
+//    included), inside a transaction block when its execution ends, or with
+//    an error in a client's savepoint.
 // Per SELECT 1 that is the three hooks server mode has anyway, ExecutorEnd
 // and the commit, instead of the tracker's seven entry points.
 static bool in_top_utility = false;  // a top-level utility statement runs
