@@ -316,9 +316,13 @@ static void timed_begin(uint64 pg_id, uint64 id) {
     timing_statement_start(id);
 }
 
+// Whether a phase PostgreSQL reports as pg_id belongs to a statement other
+// than the open one.
+static inline bool timed_new(uint64 pg_id) { return pg_id != 0 && (!timing_flags.open || pg_id != timed_pg_id); }
+
 // A phase of the statement PostgreSQL reports as pg_id.
 static inline void timed_phase(uint64 pg_id) {
-    if (pg_id != 0 && (!timing_flags.open || pg_id != timed_pg_id)) timed_begin(pg_id, pg_id);
+    if (timed_new(pg_id)) timed_begin(pg_id, pg_id);
 }
 
 // What the planner and ExecutorRun hooks test first in timed server mode:
@@ -672,7 +676,7 @@ static void server_utility(PlannedStmt *pstmt, const char *query_string, bool re
     // its parse analysis began it; FETCH/MOVE spends its time running the
     // cursor's query, timed under that; the statement's end is one call.
     uint64 pg = server_queryid();
-    if (pg != 0 && (!timing_flags.open || pg != timed_pg_id)) timed_begin(pg, top_utility_id(pstmt, query_string, 0));
+    if (timed_new(pg)) timed_begin(pg, top_utility_id(pstmt, query_string, 0));
     const bool cursor_time = cursor != 0 && timing_flags.open;
     if (cursor_time) timing_attribute(cursor);
     in_top_utility = true;
@@ -681,8 +685,7 @@ static void server_utility(PlannedStmt *pstmt, const char *query_string, bool re
     if (cursor_time && timing_flags.open) timing_attribute(0);
     if (fetch) publish_server(kStmtUnknown, 0, 0, 0);
     if (timing_flags.open) {
-        uint64 id = timing_statement_id();
-        if (id != 0) timing_count_call(id);
+        timing_top_call(timing_statement_id());
         if (!ends_transaction_block(stmt)) timed_execution_done();
     }
 }
