@@ -60,15 +60,29 @@ public:
         row(queryid, spill)->calls++;
     }
 
+    // One top-level execution of queryid finished: whether it was the
+    // statement's own id (the common case, tested first).
+    template <typename Spill>
+    bool count_top_call(uint64_t queryid, Spill &&spill) {
+        if (__builtin_expect(open_ && queryid == base_, 1)) {
+            base_row_.calls++;
+            return true;
+        }
+        count_other_call(queryid, spill);
+        return false;
+    }
+
     // The statement is over at `now`: charge the last segment and hand every
     // row to spill(const LedgerRow &).
     template <typename Spill>
     void close(int64_t now, Spill &&spill) {
         if (!open_) return;
-        charge(now, spill);
         open_ = false;
+        if (__builtin_expect(n_ != 0 || current_ != base_, 0)) return close_nested(now, spill);
+        // Time never left the statement's own id: one row.
+        if (now > since_) base_row_.elapsed_ns += static_cast<uint64_t>(now - since_);
+        since_ = now;
         if (base_row_.elapsed_ns != 0 || base_row_.calls != 0) spill(base_row_);
-        drain(spill);
     }
 
     int rows_used() const { return n_; }
@@ -81,6 +95,19 @@ private:
     int n_ = 0;
     LedgerRow base_row_ = {};  // the top-level statement's own row (the common case: no search)
     LedgerRow rows_[kRows] = {};  // other ids (nested statements, a cursor's query)
+
+    // The uncommon paths out of line, so the common ones save no register.
+    template <typename Spill>
+    __attribute__((noinline)) void count_other_call(uint64_t queryid, Spill &spill) {
+        count_call(queryid, spill);
+    }
+
+    template <typename Spill>
+    __attribute__((noinline)) void close_nested(int64_t now, Spill &spill) {
+        charge(now, spill);
+        drain(spill);
+        if (base_row_.elapsed_ns != 0 || base_row_.calls != 0) spill(base_row_);
+    }
 
     template <typename Spill>
     void charge(int64_t now, Spill &spill) {

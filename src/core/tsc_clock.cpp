@@ -9,6 +9,12 @@
 
 namespace psw {
 
+int64_t monotonic_ns() {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 bool kernel_clocksource_is_tsc() {
     FILE *f = std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
     if (f == nullptr) return false;

@@ -36,11 +36,10 @@ bool kernel_clocksource_is_tsc();
 // implausible.
 void tsc_calibrate(TscClock *c, int window_ms);
 
-inline int64_t monotonic_ns() {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+// CLOCK_MONOTONIC in ns. Out of line: its timespec's address is taken, and
+// inlined into the timed paths it would give each of them a stack-protector
+// canary, paid on every call even where the TSC is used.
+int64_t monotonic_ns();
 
 inline int64_t tsc_clock_ns(const TscClock &c) {
 #if defined(__x86_64__)

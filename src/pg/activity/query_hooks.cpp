@@ -335,13 +335,20 @@ static inline bool timed_current() {
 // prepared statement's id for an EXECUTE, not timed for a PREPARE). The
 // statements a top-level utility statement analyzes in the client's text
 // (PREPARE's query, CREATE VIEW's) are part of it.
+__attribute__((noinline)) static void timed_parsed_utility(const Query *query, uint64 id) {
+    uint64 timed = id;
+    compat_untracked_utility_id(query->utilityStmt, &timed);
+    timed_begin(id, timed);
+}
+
+// (The utility case is out of line: its out-parameter would give every
+// statement's path a stack-protector canary.)
 static inline void timed_parsed(const Query *query) {
     if (in_top_utility) return;
     uint64 id = compat_queryid(query->queryId);
     if (id == 0) return;
-    uint64 timed = id;
-    if (query->commandType == CMD_UTILITY) compat_untracked_utility_id(query->utilityStmt, &timed);
-    timed_begin(id, timed);
+    if (query->commandType == CMD_UTILITY) return timed_parsed_utility(query, id);
+    timed_begin(id, id);
 }
 
 // The top-level statement finished executing: inside a transaction block
@@ -563,19 +570,20 @@ static inline void call_executor_end(QueryDesc *qd) {
 }
 
 // Timed server mode: a top-level execution ends (see above).
+// What it tests is read after ExecutorEnd, which leaves all of it in place
+// (the portal, the query's text and destination, the plan), so nothing is
+// kept across the call.
 __attribute__((noinline)) static void timed_executor_end(QueryDesc *qd) {
-    bool top = timing_flags.open && !in_top_utility &&
-               (ActivePortal == nullptr ? qd->dest->mydest != DestSPI && qd->dest->mydest != DestSQLFunction
-                                         : qd->sourceText == ActivePortal->sourceText);
-    uint64 id = compat_queryid(qd->plannedstmt->queryId);
     call_executor_end(qd);
-    if (!top) return;
-    if (timing_top_call(id)) timed_execution_done();
+    if (!timing_flags.open || in_top_utility) return;
+    const Portal portal = ActivePortal;
+    if (portal == nullptr ? qd->dest->mydest == DestSPI || qd->dest->mydest == DestSQLFunction
+                          : qd->sourceText != portal->sourceText)
+        return;
+    if (timing_top_call(compat_queryid(qd->plannedstmt->queryId))) timed_execution_done();
 }
 
-// Installed with the tracker or with timing.
-static void executor_end(QueryDesc *qd) {
-    if (mode == kModeServer && wants_timing) return timed_executor_end(qd);
+__attribute__((noinline)) static void executor_end_other(QueryDesc *qd) {
     if (shared == nullptr || mode != kModeTracker) return call_executor_end(qd);
     if (tracker.nested_phase_attributes()) {
         uint64 id = compat_queryid(qd->plannedstmt->queryId);
@@ -587,6 +595,12 @@ static void executor_end(QueryDesc *qd) {
     uint64 id = compat_queryid(qd->plannedstmt->queryId);
     call_executor_end(qd);
     tracker.executor_end_unattributed(id);
+}
+
+// Installed with the tracker or with timing.
+static void executor_end(QueryDesc *qd) {
+    if (__builtin_expect(mode == kModeServer && wants_timing, 1)) return timed_executor_end(qd);
+    executor_end_other(qd);
 }
 
 static bool ends_transaction_block(Node *stmt) {
@@ -716,21 +730,7 @@ static void process_utility(PlannedStmt *pstmt, const char *query_string, bool r
 // CONCURRENTLY, VACUUM, a procedure's COMMIT/ROLLBACK), which goes on.
 // Registered when the tracker is first asked for; the end of a client
 // statement is also where a backend changes mode.
-static void xact_callback(XactEvent event, void *) {
-    bool aborted;
-    switch (event) {
-        case XACT_EVENT_COMMIT:
-        case XACT_EVENT_PARALLEL_COMMIT:
-        case XACT_EVENT_PREPARE:
-        case XACT_EVENT_PARALLEL_ABORT:
-            aborted = false;
-            break;
-        case XACT_EVENT_ABORT:
-            aborted = true;
-            break;
-        default:
-            return;  // the PRE_ events: nothing ends there
-    }
+__attribute__((noinline)) static void xact_callback_slow(bool aborted) {
     if (!shared) return;
     const bool in_portal = ActivePortal != nullptr;
     if (mode == kModeTracker && my_slot != nullptr)
@@ -753,6 +753,30 @@ static void xact_callback(XactEvent event, void *) {
             tracker.transaction_end(aborted, false, aborted_block);
         }
     }
+}
+
+// The path every timed statement takes (timed server mode, nothing asking
+// for the tracker) is tested first and ends in a tail call; everything
+// else, and the mode change, is out of line.
+static void xact_callback(XactEvent event, void *) {
+    bool aborted;
+    switch (event) {
+        case XACT_EVENT_COMMIT:
+        case XACT_EVENT_PARALLEL_COMMIT:
+        case XACT_EVENT_PREPARE:
+        case XACT_EVENT_PARALLEL_ABORT:
+            aborted = false;
+            break;
+        case XACT_EVENT_ABORT:
+            aborted = true;
+            break;
+        default:
+            return;  // the PRE_ events: nothing ends there
+    }
+    if (__builtin_expect(mode == kModeServer && !wants_tracker, 1) && ActivePortal == nullptr &&
+        pgstat_track_activities)
+        return timed_over();
+    xact_callback_slow(aborted);
 }
 
 // A PL/pgSQL exception block runs in a subtransaction; the main loop aborts

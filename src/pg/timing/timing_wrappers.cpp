@@ -101,7 +101,15 @@ static void flush_cpu_rows() {
     pending_cpu_count = 0;
 }
 
-static void hold_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
+__attribute__((noinline)) static void hold_new_cpu_row(uint64 queryid, Oid userid, Oid dbid, uint64 calls,
+                                                       uint64 ns) {
+    if (pending_cpu_count == kPendingCpuRows) flush_cpu_rows();
+    pending_cpu[pending_cpu_count++] = PendingCpuRow{queryid, userid, dbid, calls, ns};
+}
+
+// The search calls nothing, so the common case (a row already held) saves
+// no register.
+static inline void hold_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
     const Oid dbid = MyDatabaseId;
     for (int i = 0; i < pending_cpu_count; i++) {
         PendingCpuRow &r = pending_cpu[i];
@@ -111,8 +119,7 @@ static void hold_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
             return;
         }
     }
-    if (pending_cpu_count == kPendingCpuRows) flush_cpu_rows();
-    pending_cpu[pending_cpu_count++] = PendingCpuRow{queryid, userid, dbid, calls, ns};
+    hold_new_cpu_row(queryid, userid, dbid, calls, ns);
 }
 
 static inline bool anything_pending() { return local_timing.pending() || pending_cpu_count != 0; }
@@ -438,13 +445,13 @@ void timing_attribute(uint64 queryid) { ledger.switch_to(queryid, now_ns(), spil
 
 void timing_count_call(uint64 queryid) { ledger.count_call(queryid, spill_row); }
 
-bool timing_top_call(uint64 queryid) {
-    if (queryid == 0) return true;
-    ledger.count_call(queryid, spill_row);
-    return queryid == ledger.statement();
-}
+bool timing_top_call(uint64 queryid) { return queryid == 0 || ledger.count_top_call(queryid, spill_row); }
 
 uint64 timing_statement_id() { return ledger.statement(); }
+
+__attribute__((noinline, cold)) static void capture_slow_run(int64 t) {
+    executions_capture(stmt_waits, t - stmt_start_ns, ledger.statement(), stmt_userid);
+}
 
 void timing_statement_end() {
     if (!timing_flags.open) return;
@@ -453,8 +460,7 @@ void timing_statement_end() {
     if (local_timing.pending()) flush_waits(t);  // its waits, under their ids
     pending_queryid = 0;
     // Slow executions: the one comparison every statement pays.
-    if (__builtin_expect(t - stmt_start_ns >= capture_min_ns, 0))
-        executions_capture(stmt_waits, t - stmt_start_ns, ledger.statement(), stmt_userid);
+    if (__builtin_expect(t - stmt_start_ns >= capture_min_ns, 0)) capture_slow_run(t);
     ledger.close(t, spill_row);
     // A backend that never goes idle (a pipelining client) still publishes
     // its CPU rows once a second.
