@@ -345,6 +345,49 @@ TEST(StatementLedger, ManyIdsSpillWithoutLosingTime) {
     EXPECT_LE(l.rows_used(), StatementLedger::kRows);
 }
 
+// The common case: time never leaves the statement's own id, closed in
+// one row; calls counted through count_top_call say whose they were.
+TEST(StatementLedger, OwnIdOnlyClosesInOneRow) {
+    StatementLedger l;
+    Spilled s;
+    l.start(7, 100);
+    EXPECT_TRUE(l.count_top_call(7, s));
+    EXPECT_TRUE(l.count_top_call(7, s));
+    EXPECT_FALSE(l.count_top_call(8, s)) << "another id (a cursor's query) is not the statement's";
+    l.close(350, s);
+    ASSERT_EQ(s.rows.size(), 2u);
+    uint64_t e7 = 0, c7 = 0, c8 = 0;
+    for (const auto &r : s.rows) {
+        if (r.queryid == 7) {
+            e7 += r.elapsed_ns;
+            c7 += r.calls;
+        } else {
+            EXPECT_EQ(r.queryid, 8u);
+            EXPECT_EQ(r.elapsed_ns, 0u) << "a call alone charges no time";
+            c8 += r.calls;
+        }
+    }
+    EXPECT_EQ(e7, 250u);
+    EXPECT_EQ(c7, 2u);
+    EXPECT_EQ(c8, 1u);
+    EXPECT_FALSE(l.count_top_call(7, s)) << "closed: nothing is counted";
+}
+
+// A statement whose time went to another id and came back still closes
+// through the general path: every segment charged once.
+TEST(StatementLedger, BackToOwnIdStillChargesSegments) {
+    StatementLedger l;
+    Spilled s;
+    l.start(1, 0);
+    l.switch_to(2, 10, s);
+    l.switch_to(0, 30, s);  // back: current is the statement's own id, one other row held
+    l.close(100, s);
+    uint64_t e1 = 0, e2 = 0;
+    for (const auto &r : s.rows) (r.queryid == 1 ? e1 : e2) += r.elapsed_ns;
+    EXPECT_EQ(e1, 80u);
+    EXPECT_EQ(e2, 20u);
+}
+
 TEST(StatementLedger, ClosedLedgerIgnoresEverything) {
     StatementLedger l;
     Spilled s;
