@@ -5,13 +5,30 @@
 # lower bound of the Δ in section 1; it tells a developer which hook to trim.
 # shellcheck shell=bash
 
-# cg_self_by_function OUTFILE: "instructions<TAB>function" of pg_stat_waits.so
+# cg_self_rows OUTFILE: "instructions<TAB>file:function<TAB>object" for every
+# self-cost row. callgrind_annotate names the object only on a function's
+# own lines; code inlined from another file (a header) comes on a row of its
+# own without one, and a function's "[clone .part.0]" must not be taken for
+# an object: such rows get "(inlined)", or pg_stat_waits.so when the file is
+# this repository's source.
+cg_self_rows() {
+  callgrind_annotate --inclusive=no --threshold=100 --auto=no "$1" 2>/dev/null |
+    grep -v 'PROGRAM TOTALS' |
+    sed -nE 's/^ *([0-9,]+) \([^)]*\) +(.*)$/\1\t\2/p' |
+    awk -F'\t' -v OFS='\t' '{
+      gsub(",", "", $1); fn = $2; obj = ""
+      if (match(fn, / \[[^]]*\/[^]]*\]$/)) { obj = substr(fn, RSTART + 2, RLENGTH - 3); fn = substr(fn, 1, RSTART - 1) }
+      else if (fn ~ /^src\//) obj = "pg_stat_waits.so"
+      else obj = "(inlined)"
+      print $1, fn, obj }'
+}
+
+# cg_self_by_function OUTFILE: "instructions<TAB>function" of pg_stat_waits.so,
+# its inlined rows summed into the function they were inlined into.
 cg_self_by_function() {
-  callgrind_annotate --inclusive=no --threshold=100 "$1" 2>/dev/null |
-    grep 'pg_stat_waits\.so\]$' |
-    sed -E 's/^ *([0-9,]+) \([^)]*\) +(.*) \[[^]]*\]$/\1\t\2/' |
-    sed -E 's/^([0-9,]+)\t[^\t]*\.(cpp|h|c):/\1\t/' |
-    awk -F'\t' -v OFS='\t' '{ gsub(",", "", $1); print }'
+  cg_self_rows "$1" |
+    awk -F'\t' '$3 ~ /pg_stat_waits\.so$/ { fn = $2; sub(/^[^:]*\.(cpp|h|c):/, "", fn); s[fn] += $1 }
+      END { for (f in s) printf "%d\t%s\n", s[f], f }'
 }
 
 # callgrind_breakdown N CONFIG: records callgrind_self rows from the two
@@ -47,9 +64,8 @@ callgrind_breakdown_render() {
 # cg_self_by_object OUTFILE: "instructions<TAB>object" (self cost summed per
 # shared object: postgres, libc, pg_stat_waits.so, ...).
 cg_self_by_object() {
-  callgrind_annotate --inclusive=no --threshold=100 "$1" 2>/dev/null |
-    sed -nE 's/^ *([0-9,]+) \([^)]*\) +.* \[([^]]*)\]$/\1\t\2/p' |
-    awk -F'\t' '{ gsub(",", "", $1); n = split($2, p, "/"); s[p[n]] += $1 } END { for (o in s) printf "%d\t%s\n", s[o], o }'
+  cg_self_rows "$1" |
+    awk -F'\t' '{ n = split($3, p, "/"); s[p[n]] += $1 } END { for (o in s) printf "%d\t%s\n", s[o], o }'
 }
 
 # callgrind_objects N CONFIG...: per-statement self cost by object, from the
