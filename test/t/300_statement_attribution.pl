@@ -387,5 +387,43 @@ is( sql(q{
 	   AND NOT EXISTS (SELECT FROM pg_stat_statements t WHERE t.queryid = q.queryid AND t.toplevel)}),
 	'', 'timed server mode: no call for a nested statement');
 
+# A cursor's query runs in its FETCHes, timed under its own id, and counts
+# one call, at the FETCH that first runs it, whether the cursor is closed
+# or left to the commit (pg_stat_statements counts it only in the latter
+# case, at the commit). Where the cursor's query has no id of its own (15
+# jumbles only the DECLARE), the FETCHes carry the time, one call each.
+sql('SELECT pg_stat_waits_reset()');
+{
+	my $s = $node->background_psql('postgres');
+	$s->query_safe('SET pg_stat_waits.timing = on');
+	$s->query_safe('BEGIN');
+	$s->query_safe('DECLARE cur_a CURSOR FOR SELECT pg_sleep(0.02) FROM generate_series(1, 6)');
+	$s->query_safe('FETCH 3 FROM cur_a');
+	$s->query_safe('FETCH 3 FROM cur_a');
+	$s->query_safe('CLOSE cur_a');
+	$s->query_safe('COMMIT');
+	$s->query_safe('BEGIN');
+	$s->query_safe(q{DECLARE cur_b CURSOR FOR SELECT pg_sleep(0.03), 'b' FROM generate_series(1, 4)});
+	$s->query_safe('FETCH 2 FROM cur_b');
+	$s->query_safe('COMMIT');
+	$s->quit;
+}
+my @cursor_rows = split /\n/, sql(q{
+	SELECT round(w.total_time) || '|' || coalesce(c.calls, 0) || '|'
+	       || coalesce((SELECT bool_or(s.query ~ '^FETCH') FROM pg_stat_statements s WHERE s.queryid = w.queryid), false)
+	  FROM pg_stat_waits_queries w
+	  LEFT JOIN pg_stat_waits_queries c ON c.queryid = w.queryid AND c.wait_event_type = 'CPU'
+	 WHERE w.wait_event = 'PgSleep' ORDER BY w.total_time DESC});
+is(scalar @cursor_rows, 2, 'timed server mode: the two cursors\' sleeps under two ids');
+my ($slept_a, $calls_a, $fetch_a) = split /\|/, $cursor_rows[0] // '';
+my ($slept_b, $calls_b, $fetch_b) = split /\|/, $cursor_rows[1] // '';
+ok($slept_a >= 115 && $slept_a < 250 && $slept_b >= 55 && $slept_b < 150,
+	"timed server mode: each cursor's sleeps under its query ($slept_a and $slept_b ms)");
+is( "$calls_a,$calls_b",
+	$fetch_a eq 'true' ? '2,1' : '1,1',
+	$fetch_a eq 'true'
+	? 'timed server mode: the cursor\'s query has no id; each FETCH is one call'
+	: 'timed server mode: a cursor\'s query counts one call, closed or left to the commit');
+
 $node->stop;
 done_testing();

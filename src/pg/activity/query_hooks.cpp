@@ -296,10 +296,14 @@ __attribute__((noinline, cold)) static void server_claim(uint64 id) {
 //  - an execution ends at a top-level ExecutorEnd, one call: outside a
 //    top-level utility statement, either inside the running portal and in
 //    its own text (a nested statement's text is its function's), or with no
-//    portal running and for a portal's query (a portal dropped at commit or
-//    at the next Bind, which sent to the client, while a statement of a
-//    function run during planning or by a deferred trigger sends to its
-//    function or to SPI); a top-level utility statement's end is one call too;
+//    portal running for the open statement's own id or for the statement
+//    it followed (a portal dropped after the run: at commit, or at the next
+//    statement's Bind; a statement of a function run during planning or by a
+//    deferred trigger has its own id).
+//    The destination such a dropped portal last sent to is freed by then
+//    (exec_simple_query and exec_execute_message destroy their receiver
+//    first), so it is never looked at. A top-level utility statement's end
+//    is one call too;
 //  - the statement ends with its transaction in the main loop (its commit
 //    included), inside a transaction block when its execution ends, or with
 //    an error in a client's savepoint.
@@ -570,17 +574,17 @@ static inline void call_executor_end(QueryDesc *qd) {
 }
 
 // Timed server mode: a top-level execution ends (see above).
-// What it tests is read after ExecutorEnd, which leaves all of it in place
-// (the portal, the query's text and destination, the plan), so nothing is
-// kept across the call.
+// What it tests is read after ExecutorEnd, which leaves it in place (the
+// running portal, the query's text and plan), so nothing is kept across
+// the call.
 __attribute__((noinline)) static void timed_executor_end(QueryDesc *qd) {
     call_executor_end(qd);
     if (!timing_flags.open || in_top_utility) return;
     const Portal portal = ActivePortal;
-    if (portal == nullptr ? qd->dest->mydest == DestSPI || qd->dest->mydest == DestSQLFunction
-                          : qd->sourceText != portal->sourceText)
-        return;
-    if (timing_top_call(compat_queryid(qd->plannedstmt->queryId))) timed_execution_done();
+    const uint64 id = compat_queryid(qd->plannedstmt->queryId);
+    if (portal == nullptr ? timing_dropped_portal_call(id)
+                          : qd->sourceText == portal->sourceText && timing_top_call(id))
+        timed_execution_done();
 }
 
 __attribute__((noinline)) static void executor_end_other(QueryDesc *qd) {
@@ -656,6 +660,7 @@ static void server_utility(PlannedStmt *pstmt, const char *query_string, bool re
     Node *stmt = pstmt->utilityStmt;
     bool fetch = false;
     uint64 cursor = 0;
+    QueryDesc *cursor_qd = nullptr;
     const bool top = context == PROCESS_UTILITY_TOPLEVEL && MyBEEntry != nullptr;
     if (top) {
         if (server_queryid() == 0) {
@@ -673,7 +678,8 @@ static void server_utility(PlannedStmt *pstmt, const char *query_string, bool re
         if (IsA(stmt, FetchStmt)) {
             const FetchStmt *fs = reinterpret_cast<const FetchStmt *>(stmt);
             Portal p = fs->portalname != nullptr ? GetPortalByName(fs->portalname) : nullptr;
-            cursor = p != nullptr && p->queryDesc != nullptr ? compat_queryid(p->queryDesc->plannedstmt->queryId) : 0;
+            cursor_qd = p != nullptr ? p->queryDesc : nullptr;
+            cursor = cursor_qd != nullptr ? compat_queryid(cursor_qd->plannedstmt->queryId) : 0;
             uint64 top_id = server_queryid();
             if (cursor != 0 && top_id != 0 && cursor != top_id) {
                 publish_server(kStmtActive, cursor, top_id, GetCurrentStatementStartTimestamp());
@@ -688,15 +694,21 @@ static void server_utility(PlannedStmt *pstmt, const char *query_string, bool re
     }
     // Timed server mode, a client's utility statement: it begins here unless
     // its parse analysis began it; FETCH/MOVE spends its time running the
-    // cursor's query, timed under that; the statement's end is one call.
+    // cursor's query, timed under that, and the FETCH that first runs it
+    // counts the cursor's one call (its ExecutorEnd, at CLOSE or commit,
+    // is not top level here); the statement's end is one call.
     uint64 pg = server_queryid();
     if (timed_new(pg)) timed_begin(pg, top_utility_id(pstmt, query_string, 0));
     const bool cursor_time = cursor != 0 && timing_flags.open;
+    const bool cursor_first_run = cursor_time && !cursor_qd->already_executed;
     if (cursor_time) timing_attribute(cursor);
     in_top_utility = true;
     call_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
     in_top_utility = false;
-    if (cursor_time && timing_flags.open) timing_attribute(0);
+    if (cursor_time && timing_flags.open) {
+        if (cursor_first_run && cursor_qd->already_executed) timing_count_call(cursor);
+        timing_attribute(0);
+    }
     if (fetch) publish_server(kStmtUnknown, 0, 0, 0);
     if (timing_flags.open) {
         timing_top_call(timing_statement_id());

@@ -52,6 +52,12 @@ void timing_count_call(uint64 queryid);
 bool timing_top_call(uint64 queryid);
 // The id the open statement is timed under (0 when none is open).
 uint64 timing_statement_id();
+// An execution ended with no portal running (its portal dropped after the
+// run): one call if it was the open statement's own id, or the id of the
+// statement that one followed while still open (a portal dropped at the
+// next statement's Bind); anything else ran nested and counts nothing.
+// Whether it was the open statement's own.
+bool timing_dropped_portal_call(uint64 queryid);
 
 // One bounded eviction step of the per-query table (at most max_visits
 // slots), from the sampler's evict_tables_step(); backends never evict.

@@ -46,6 +46,8 @@ static BackendSlot *live_slot = nullptr;
 // its elapsed time cut into segments per attributed query id, and its calls.
 TimingFlags timing_flags = {false, false};
 static StatementLedger ledger;
+// The statement that was still open when the current one started (0: none).
+static uint64 prev_statement_id = 0;
 static Oid stmt_userid = InvalidOid;
 // Slow executions: when the statement started, and its waits per event
 // (cleared with one store at its start, read only if it turns out slow).
@@ -424,6 +426,7 @@ void timing_statement_start(uint64 queryid) {
     // address taken and cost the function a stack-protector canary).
     typedef uint16_t __attribute__((may_alias)) FlagPair;
     static_assert(sizeof(timing_flags) == sizeof(FlagPair), "two one-byte flags");
+    prev_statement_id = ledger.statement();
     if (__builtin_expect(*reinterpret_cast<const FlagPair *>(&timing_flags) != 0, 0)) {
         if (timing_flags.open) timing_statement_end();
         if (timing_flags.log_pending) executions_write_log();
@@ -448,6 +451,13 @@ void timing_count_call(uint64 queryid) { ledger.count_call(queryid, spill_row); 
 bool timing_top_call(uint64 queryid) { return queryid == 0 || ledger.count_top_call(queryid, spill_row); }
 
 uint64 timing_statement_id() { return ledger.statement(); }
+
+bool timing_dropped_portal_call(uint64 queryid) {
+    if (queryid == 0) return false;
+    if (queryid == ledger.statement()) return ledger.count_top_call(queryid, spill_row);
+    if (queryid == prev_statement_id) ledger.count_call(queryid, spill_row);
+    return false;
+}
 
 __attribute__((noinline, cold)) static void capture_slow_run(int64 t) {
     executions_capture(stmt_waits, t - stmt_start_ns, ledger.statement(), stmt_userid);
