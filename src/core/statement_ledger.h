@@ -32,6 +32,8 @@ public:
     // The id time is charged to now (0 when closed).
     uint64_t current() const { return open_ ? current_ : 0; }
     uint64_t statement() const { return open_ ? base_ : 0; }
+    // The last statement started, open or closed (0: none yet).
+    uint64_t last_statement() const { return base_; }
 
     // A top-level statement starts at `now`; its own id owns the time.
     void start(uint64_t queryid, int64_t now) {

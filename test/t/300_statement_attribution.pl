@@ -387,6 +387,28 @@ is( sql(q{
 	   AND NOT EXISTS (SELECT FROM pg_stat_statements t WHERE t.queryid = q.queryid AND t.toplevel)}),
 	'', 'timed server mode: no call for a nested statement');
 
+# Inside a transaction block an extended-protocol portal is dropped only at
+# the next statement's Bind: the statement ends when the backend waits for
+# the client, so the client's think time (\sleep) is not its ClientRead, and
+# its one call still comes when the portal is dropped, also when the next
+# statement is a utility statement (END) timed from its parse analysis.
+my $think = $node->basedir . '/think.sql';
+PostgreSQL::Test::Utils::append_to_file($think, "BEGIN;\nSELECT 42 AS think_probe;\n\\sleep 100 ms\nEND;\n");
+for my $mode ('simple', 'extended', 'prepared')
+{
+	sql('SELECT pg_stat_waits_reset()');
+	local $ENV{PGOPTIONS} = '-c pg_stat_waits.timing=on';
+	$node->command_ok([ 'pgbench', '-n', '-t', '3', '-M', $mode, '-f', $think, 'postgres' ],
+		"pgbench -M $mode with think time in a block");
+	my ($calls, $client_ms) = split /\|/, sql(q{
+		SELECT coalesce(sum(q.calls) FILTER (WHERE q.wait_event_type = 'CPU'), 0) || '|'
+		       || round(coalesce(sum(q.total_time) FILTER (WHERE q.wait_event_type = 'Client'), 0))
+		  FROM pg_stat_waits_queries q
+		 WHERE q.queryid = (SELECT queryid FROM pg_stat_statements WHERE query ~ 'think_probe' LIMIT 1)});
+	is($calls, 3, "timed server mode, -M $mode: three calls of the statement before the think time");
+	cmp_ok($client_ms, '<', 50, "timed server mode, -M $mode: the client's think time is not its wait ($client_ms ms)");
+}
+
 # A cursor's query runs in its FETCHes, timed under its own id, and counts
 # one call, at the FETCH that first runs it, whether the cursor is closed
 # or left to the commit (pg_stat_statements counts it only in the latter

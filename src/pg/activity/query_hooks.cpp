@@ -305,8 +305,8 @@ __attribute__((noinline, cold)) static void server_claim(uint64 id) {
 //    first), so it is never looked at. A top-level utility statement's end
 //    is one call too;
 //  - the statement ends with its transaction in the main loop (its commit
-//    included), inside a transaction block when its execution ends, or with
-//    an error in a client's savepoint.
+//    included), inside a transaction block when its execution ends or the
+//    backend waits for the client, or with an error in a client's savepoint.
 // Per SELECT 1 that is the three hooks server mode has anyway, ExecutorEnd
 // and the commit, instead of the tracker's seven entry points.
 static bool in_top_utility = false;  // a top-level utility statement runs
@@ -340,9 +340,8 @@ static inline bool timed_current() {
 // statements a top-level utility statement analyzes in the client's text
 // (PREPARE's query, CREATE VIEW's) are part of it.
 __attribute__((noinline)) static void timed_parsed_utility(const Query *query, uint64 id) {
-    uint64 timed = id;
-    compat_untracked_utility_id(query->utilityStmt, &timed);
-    timed_begin(id, timed);
+    uint64 mapped;
+    timed_begin(id, compat_untracked_utility_id(query->utilityStmt, &mapped) ? mapped : id);
 }
 
 // (The utility case is out of line: its out-parameter would give every
@@ -359,6 +358,19 @@ static inline void timed_parsed(const Query *query) {
 // the backend is idle in transaction from here.
 static void timed_execution_done() {
     if (timing_flags.open && IsTransactionBlock()) timing_statement_end();
+}
+
+// Waiting for the client with no portal running: whatever the open statement
+// was doing is done. Inside a transaction block an extended-protocol
+// statement's execution has ended by now, yet its portal is dropped only at
+// the next Bind or at commit: ending it here keeps the client's think time
+// out of it. (A portal suspended at an Execute's row limit ends here too;
+// the next Execute resumes it as a new stretch of the same id, and its one
+// call comes when the portal is dropped.)
+void query_hooks_client_read() {
+    if (mode != kModeServer || !wants_timing || ActivePortal != nullptr) return;
+    in_top_utility = false;
+    timing_statement_end();
 }
 
 // The main loop ended the transaction or a client savepoint's: every phase
@@ -579,11 +591,11 @@ static inline void call_executor_end(QueryDesc *qd) {
 // the call.
 __attribute__((noinline)) static void timed_executor_end(QueryDesc *qd) {
     call_executor_end(qd);
-    if (!timing_flags.open || in_top_utility) return;
+    if (in_top_utility) return;
     const Portal portal = ActivePortal;
     const uint64 id = compat_queryid(qd->plannedstmt->queryId);
     if (portal == nullptr ? timing_dropped_portal_call(id)
-                          : qd->sourceText == portal->sourceText && timing_top_call(id))
+                          : timing_flags.open && qd->sourceText == portal->sourceText && timing_top_call(id))
         timed_execution_done();
 }
 

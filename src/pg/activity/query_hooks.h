@@ -13,4 +13,7 @@ void query_hooks_assign_track(int track);
 // The calling backend's current statement id (0 when none), for exact
 // timing's parallel workers, which run their leader's statement.
 unsigned long long current_queryid();
+// Exact timing: the backend is about to wait for its client's next message
+// (ClientRead) with a timed statement still open.
+void query_hooks_client_read();
 }  // namespace psw

@@ -54,8 +54,9 @@ bool timing_top_call(uint64 queryid);
 uint64 timing_statement_id();
 // An execution ended with no portal running (its portal dropped after the
 // run): one call if it was the open statement's own id, or the id of the
-// statement that one followed while still open (a portal dropped at the
-// next statement's Bind); anything else ran nested and counts nothing.
+// statement started before it (a portal dropped at the next statement's
+// Bind), or, with none open, the last statement's; anything else ran
+// nested and counts nothing.
 // Whether it was the open statement's own.
 bool timing_dropped_portal_call(uint64 queryid);
 

@@ -46,7 +46,9 @@ static BackendSlot *live_slot = nullptr;
 // its elapsed time cut into segments per attributed query id, and its calls.
 TimingFlags timing_flags = {false, false};
 static StatementLedger ledger;
-// The statement that was still open when the current one started (0: none).
+// The statement started before the current one, open or already closed: its
+// portal may be dropped while the current one runs (at the current one's
+// Bind, extended protocol inside a transaction block). 0: none.
 static uint64 prev_statement_id = 0;
 static Oid stmt_userid = InvalidOid;
 // Slow executions: when the statement started, and its waits per event
@@ -181,6 +183,9 @@ static inline BackendSlot *my_live_slot() {
 // when the process is about to sleep idle (so an idle backend's counters
 // are never held back) or a second has passed.
 static inline int64 begin_call(uint32 info) {
+    // About to wait for the client with a statement open: the statement
+    // hooks decide whether it is over (query_hooks_client_read()).
+    if (__builtin_expect(timing_flags.open, 0) && info == WAIT_EVENT_CLIENT_READ) query_hooks_client_read();
     // About to wait for the client: the statement is over and the main
     // loop holds no resource, so the last slow run's LOG line can be
     // written (before its wait is timed).
@@ -426,7 +431,7 @@ void timing_statement_start(uint64 queryid) {
     // address taken and cost the function a stack-protector canary).
     typedef uint16_t __attribute__((may_alias)) FlagPair;
     static_assert(sizeof(timing_flags) == sizeof(FlagPair), "two one-byte flags");
-    prev_statement_id = ledger.statement();
+    prev_statement_id = ledger.last_statement();
     if (__builtin_expect(*reinterpret_cast<const FlagPair *>(&timing_flags) != 0, 0)) {
         if (timing_flags.open) timing_statement_end();
         if (timing_flags.log_pending) executions_write_log();
@@ -454,8 +459,18 @@ uint64 timing_statement_id() { return ledger.statement(); }
 
 bool timing_dropped_portal_call(uint64 queryid) {
     if (queryid == 0) return false;
-    if (queryid == ledger.statement()) return ledger.count_top_call(queryid, spill_row);
-    if (queryid == prev_statement_id) ledger.count_call(queryid, spill_row);
+    if (timing_flags.open) {
+        if (queryid == ledger.statement()) return ledger.count_top_call(queryid, spill_row);
+        if (queryid == prev_statement_id) ledger.count_call(queryid, spill_row);
+        return false;
+    }
+    // Between statements: the last one ended when the backend waited for
+    // its client, and its portal goes at this Bind before the next begins
+    // (or the one before it, when the last was only a protocol Parse, as a
+    // client preparing its next statement sends).
+    if ((queryid == ledger.last_statement() || queryid == prev_statement_id) && guc_timing &&
+        timing_shared != nullptr)
+        hold_cpu_row(queryid, stmt_userid, 1, 0);
     return false;
 }
 
