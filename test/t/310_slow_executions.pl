@@ -196,6 +196,25 @@ my ($rc, $out, $stderr) = $node->psql('postgres', 'SET pg_stat_waits.capture_min
 	extra_params => ['-U', 'bob']);
 like($stderr, qr/permission denied to set parameter/, 'a plain user cannot change the threshold');
 
+# ---- the extended protocol: the text its status entry shows -----------------
+# An autocommit run ends at Sync's commit, a run inside a block when the
+# backend waits for the client: both after its Execute message is over.
+my $ext = $node->basedir . '/slow_ext.sql';
+PostgreSQL::Test::Utils::append_to_file($ext,
+	"SELECT pg_sleep(0.25) AS ext_probe;\nBEGIN;\nSELECT pg_sleep(0.25) AS ext_block_probe;\nEND;\n");
+for my $mode ('extended', 'prepared')
+{
+	$node->command_ok([ 'pgbench', '-n', '-t', '1', '-M', $mode, '-U', 'alice', '-f', $ext, 'postgres' ],
+		"pgbench -M $mode: two slow runs");
+}
+is( sql(
+		$admin, q{
+	SELECT string_agg(regexp_replace(query, ';$', ''), ' / ' ORDER BY started) FROM pg_stat_waits_executions
+	 WHERE usesysid = 'alice'::regrole AND started > now() - interval '1 min'
+	   AND coalesce(query, '') !~ '^SELECT pg_sleep\(0.3\)'}),
+	join(' / ', ('SELECT pg_sleep(0.25) AS ext_probe', 'SELECT pg_sleep(0.25) AS ext_block_probe') x 2),
+	'extended-protocol runs keep their own text, in and out of a block');
+
 # ---- a clean restart keeps them ----------------------------------------------------
 
 my $all = "SELECT count(*), sum(elapsed)::numeric(20, 3), string_agg(query, ',' ORDER BY started) "

@@ -69,9 +69,14 @@ void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 qu
             r.blockers = b;
     }
     // The text as pg_stat_activity keeps it: track_activity_query_size - 1
-    // bytes at most, cut on a character boundary.
+    // bytes at most, cut on a character boundary. A run of the extended
+    // protocol ends after its Execute message has cleared
+    // debug_query_string (at Sync's commit, or when the backend waits for
+    // the client inside a block): its text is then the one this backend's
+    // status entry still shows, which only the next statement replaces.
     r.text_len = 0;
     const char *q = debug_query_string;
+    if (q == nullptr && MyBEEntry != nullptr) q = MyBEEntry->st_activity_raw;
     if (q != nullptr) {
         int max = pgstat_track_activity_query_size - 1;
         if (max > static_cast<int>(kExecTextMax)) max = static_cast<int>(kExecTextMax);
