@@ -35,22 +35,23 @@ uint64 compat_utility_query_id(const PlannedStmt *pstmt, const char *query_strin
 }
 
 bool compat_untracked_utility_id(const Node *stmt, uint64 *id) {
-    *id = 0;
     if (stmt == nullptr) return false;
     if (IsA(stmt, ExecuteStmt)) {
         // The prepared statement as parse analysis left it (with its id);
         // no lookup error here: EXECUTE of an unknown name fails on its own.
+        *id = 0;
         const PreparedStatement *ps =
             FetchPreparedStatement(reinterpret_cast<const ExecuteStmt *>(stmt)->name, false);
         if (ps != nullptr && ps->plansource != nullptr && ps->plansource->query_list != NIL)
             *id = compat_queryid(linitial_node(Query, ps->plansource->query_list)->queryId);
         return true;
     }
-    if (IsA(stmt, PrepareStmt)) return true;
+    bool untracked = IsA(stmt, PrepareStmt);
 #if PG_VERSION_NUM < 170000
-    if (IsA(stmt, DeallocateStmt)) return true;
+    untracked = untracked || IsA(stmt, DeallocateStmt);
 #endif
-    return false;
+    if (untracked) *id = 0;
+    return untracked;
 }
 
 // ---- wait events -------------------------------------------------------------------------

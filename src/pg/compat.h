@@ -138,6 +138,7 @@ uint64 compat_utility_query_id(const PlannedStmt *pstmt, const char *query_strin
 // PREPARE not at all (it only parses), DEALLOCATE not at all before 17.
 // Returns true for those, with *id set to what their time belongs to: the
 // prepared statement's query id for EXECUTE (0 if it is unknown), else 0.
+// For any other statement returns false and leaves *id as it was.
 bool compat_untracked_utility_id(const Node *stmt, uint64 *id);
 
 // ---- wait events -------------------------------------------------------------------
