@@ -114,6 +114,13 @@ static bool read_slot(uint32 procno, int32 pid, SlotData *out) {
     return out->pid == pid;
 }
 
+// A wait that is neither for the client nor the idle sleep of a process
+// with nothing to do.
+static inline bool waits_at_work(uint32 info) {
+    const uint32 cls = info & 0xFF000000U;
+    return info != 0 && cls != PG_WAIT_CLIENT && cls != PG_WAIT_ACTIVITY;
+}
+
 bool read_proc(uint32 procno, ProcSample *out) {
     if (procno >= proc_count()) return false;
     const volatile PGPROC *proc = &ProcGlobal->allProcs[procno];
@@ -164,6 +171,14 @@ bool read_proc(uint32 procno, ProcSample *out) {
         out->state = kStateIdle;  // a client that has run no statement yet
     else
         out->state = kStateUnknown;
+    // Between statements by its ids (no id yet: raw parsing, or parse
+    // analysis of the next statement), a client backend that waits for
+    // anything but its client is at work: parse analysis waiting for a
+    // table another session locked (a statement queued behind a
+    // migration's ACCESS EXCLUSIVE) would go unseen. Active, with no id,
+    // as PostgreSQL shows it.
+    if (out->state == kStateIdle && out->backend_type == B_BACKEND && waits_at_work(out->wait_event_info))
+        out->state = kStateActive;
 
     const volatile BackendSlot *slot = &shared->slots[procno];
     out->wait_start_ns = slot->wait_start_ns;

@@ -35,11 +35,15 @@ void timing_statement_start(uint64 queryid);
 void timing_statement_end();
 // timing_flags.open: whether a top-level statement is being timed (callers
 // test it before the calls below, which assume it). timing_flags.log_pending:
-// see executions_write_log(). Side by side so that a statement start tests
-// both with one load.
-struct alignas(2) TimingFlags {
+// see executions_write_log(). timing_flags.held: waits of a client's message
+// are held for the statement it is about to begin (timing_wrappers.cpp).
+// Side by side so that a statement start and a wait for the client test
+// them all with one load.
+struct alignas(4) TimingFlags {
     bool open;
     bool log_pending;
+    bool held;
+    bool unused;
 };
 extern TimingFlags timing_flags;
 // From now on the statement's time belongs to queryid (a nested statement

@@ -24,6 +24,7 @@
 // C++ library headers before PostgreSQL's (port.h redefines *printf).
 #include "../../core/got_patch.h"
 #include "../../core/tsc_clock.h"
+#include "../../core/held_waits.h"
 
 #include "../gucs.h"
 #include "../activity/proc_reader.h"
@@ -44,7 +45,7 @@ static bool exit_hook_registered = false;
 static BackendSlot *live_slot = nullptr;
 // The statement being timed (top level, client and background backends):
 // its elapsed time cut into segments per attributed query id, and its calls.
-TimingFlags timing_flags = {false, false};
+TimingFlags timing_flags = {false, false, false, false};
 static StatementLedger ledger;
 // The statement started before the current one, open or already closed: its
 // portal may be dropped while the current one runs (at the current one's
@@ -58,6 +59,9 @@ static StatementWaits stmt_waits;
 // Whom the q_* part of local_timing belongs to.
 static uint64 pending_queryid = 0;
 static Oid pending_userid = InvalidOid;
+// Waits of a client's message before its statement began (held_waits.h):
+// parse analysis locking its tables, a Bind locking its cached plan's.
+static HeldWaits held_waits;
 
 static constexpr int64 kFlushIntervalNs = 1000000000;  // at least once a second
 
@@ -160,8 +164,11 @@ static void flush_waits(int64 now) {
 
 // on_shmem_exit runs before ProcKill (registered earlier, run later), while
 // MyProc and shared memory are still there: nothing accumulated is lost.
+static void release_held_waits();
+
 static void flush_at_exit(int, Datum) {
     timing_statement_end();
+    if (timing_flags.held) release_held_waits();
     flush(now_ns());
     if (timing_flags.log_pending) executions_write_log();
 }
@@ -182,14 +189,29 @@ static inline BackendSlot *my_live_slot() {
 // Before the real call: publish the wait's start; flush what is pending
 // when the process is about to sleep idle (so an idle backend's counters
 // are never held back) or a second has passed.
+// About to wait for the client with a flag up (one load tests them all).
+__attribute__((noinline)) static void at_client_read() {
+    // A statement open: the statement hooks decide whether it is over
+    // (query_hooks_client_read()).
+    if (timing_flags.open) query_hooks_client_read();
+    // The statement is over and the main loop holds no resource, so the
+    // last slow run's LOG line can be written (before its wait is timed).
+    if (timing_flags.log_pending) executions_write_log();
+    // Waits held for a statement that never began (an error, an untimed
+    // statement): the message is done with, they were outside any.
+    if (timing_flags.held) release_held_waits();
+}
+
+static inline bool any_flag() {
+    typedef uint32_t __attribute__((may_alias)) FlagWord;
+    static_assert(sizeof(timing_flags) == sizeof(FlagWord), "four one-byte flags");
+    // Loaded as one value in place (a local copy would have its address
+    // taken and cost the caller a stack-protector canary).
+    return *reinterpret_cast<const FlagWord *>(&timing_flags) != 0;
+}
+
 static inline int64 begin_call(uint32 info) {
-    // About to wait for the client with a statement open: the statement
-    // hooks decide whether it is over (query_hooks_client_read()).
-    if (__builtin_expect(timing_flags.open, 0) && info == WAIT_EVENT_CLIENT_READ) query_hooks_client_read();
-    // About to wait for the client: the statement is over and the main
-    // loop holds no resource, so the last slow run's LOG line can be
-    // written (before its wait is timed).
-    if (__builtin_expect(timing_flags.log_pending, 0) && info == WAIT_EVENT_CLIENT_READ) executions_write_log();
+    if (__builtin_expect(any_flag(), 0) && info == WAIT_EVENT_CLIENT_READ) at_client_read();
     int64 t0 = now_ns();
     if (anything_pending() &&
         (info == WAIT_EVENT_CLIENT_READ || (info & 0xFF000000U) == PG_WAIT_ACTIVITY ||
@@ -201,6 +223,64 @@ static inline int64 begin_call(uint32 info) {
         __atomic_store_n(&s->wait_start_ns, t0, __ATOMIC_RELEASE);
     }
     return t0;
+}
+
+static inline void end_call_tail(int64 t1) {
+    if (t1 - last_flush_ns >= kFlushIntervalNs) flush(t1);
+}
+
+// ---- waits before a statement begins ------------------------------------------
+// A client's message can wait before the hook that begins its statement
+// runs: parse analysis takes its tables' locks before post_parse_analyze,
+// and a Bind takes a cached plan's locks before the Execute whose first
+// hook begins it. A statement queued behind another session's lock (a
+// migration's ACCESS EXCLUSIVE) waits exactly there. Such a wait, outside
+// any statement while a client's message runs a text, is held; when a
+// statement of the same text begins before the backend waits for the
+// client again, the held waits become its own and it starts at the first
+// of them (timing_statement_start). Otherwise they are counted outside any
+// statement, as a wait between statements always was.
+
+static void release_held_waits() {
+    timing_flags.held = false;
+    if (pending_queryid != 0) {
+        if (local_timing.pending()) flush(now_ns());
+        pending_queryid = 0;
+        pending_userid = InvalidOid;
+    }
+    held_waits.drain([](uint16_t idx, uint64_t ns) { local_timing.add(idx, ns, false); });
+}
+
+__attribute__((noinline)) static bool hold_wait(uint32 info, uint16_t idx, int64 t0, int64 t1) {
+    // A client backend (or single-user mode) inside a message with a text;
+    // waits for the client itself are never a statement's.
+    if (debug_query_string == nullptr || (MyBackendType != B_BACKEND && IsUnderPostmaster) ||
+        (info & 0xFF000000U) == PG_WAIT_CLIENT || timing_shared == nullptr)
+        return false;
+    uint64 key = held_text_key(debug_query_string);
+    if (timing_flags.held && held_waits.key() != key) release_held_waits();  // another text's
+    if (!held_waits.hold(key, idx, t0, static_cast<uint64_t>(t1 - t0))) return false;
+    timing_flags.held = true;
+    return true;
+}
+
+// The statement just begun (queryid, at the ledger's start) takes the held
+// waits if they were its text's.
+static void adopt_held_waits(uint64 queryid) {
+    if (debug_query_string == nullptr || held_text_key(debug_query_string) != held_waits.key())
+        return release_held_waits();
+    timing_flags.held = false;
+    ledger.start(queryid, held_waits.start_ns());
+    stmt_start_ns = held_waits.start_ns();
+    if (pending_queryid != queryid) {
+        if (local_timing.pending()) flush(now_ns());
+        pending_queryid = queryid;
+        pending_userid = stmt_userid;
+    }
+    held_waits.drain([](uint16_t idx, uint64_t ns) {
+        local_timing.add(idx, ns, true);
+        stmt_waits.add(idx, ns);
+    });
 }
 
 static inline void end_call(BlockingCall call, uint32 info, int64 t0) {
@@ -215,21 +295,23 @@ static inline void end_call(BlockingCall call, uint32 info, int64 t0) {
         // Waits inside a timed statement are attributed to the id its time
         // is charged to (nested under track = all); parallel workers run
         // their leader's statement.
+        uint16_t idx = info != 0 ? wait_index(info) : unreported_index(call);
         uint64 qid = 0;
         if (timing_flags.open)
             qid = ledger.current();
         else if (IsParallelWorker())
             qid = current_queryid();
+        else if (hold_wait(info, idx, t0, t1))
+            return end_call_tail(t1);
         if (qid != pending_queryid) {
             flush(t1);
             pending_queryid = qid;
             pending_userid = timing_flags.open ? stmt_userid : (qid != 0 ? GetUserId() : InvalidOid);
         }
-        uint16_t idx = info != 0 ? wait_index(info) : unreported_index(call);
         local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
         if (timing_flags.open) stmt_waits.add(idx, static_cast<uint64_t>(t1 - t0));
     }
-    if (t1 - last_flush_ns >= kFlushIntervalNs) flush(t1);
+    end_call_tail(t1);
 }
 
 // Live wait time of a process for pg_stat_waits_activity.wait_time: how long
@@ -423,23 +505,13 @@ static void spill_row(const LedgerRow &r) {
     if (timing_shared != nullptr) hold_cpu_row(r.queryid, stmt_userid, r.calls, r.elapsed_ns);
 }
 
-void timing_statement_start(uint64 queryid) {
-    // Usually neither: one test for both. A hook runs, so the last slow
-    // run's LOG line can be written here (timing.h); the statement that is
-    // still open (its end was missed) may add one.
-    // Loaded as one 16-bit value in place (a local copy would have its
-    // address taken and cost the function a stack-protector canary).
-    typedef uint16_t __attribute__((may_alias)) FlagPair;
-    static_assert(sizeof(timing_flags) == sizeof(FlagPair), "two one-byte flags");
-    prev_statement_id = ledger.last_statement();
-    if (__builtin_expect(*reinterpret_cast<const FlagPair *>(&timing_flags) != 0, 0)) {
-        if (timing_flags.open) timing_statement_end();
-        if (timing_flags.log_pending) executions_write_log();
-    }
+// Whether a statement of queryid began (timed) at now.
+static inline bool begin_statement(uint64 queryid) {
     // Waits so far belong to whatever came before this statement (and are
     // published even if timing was just turned off).
     if (local_timing.pending()) flush(now_ns());
-    if (!guc_timing || queryid == 0 || MyProc == nullptr || IsParallelWorker() || timing_shared == nullptr) return;
+    if (!guc_timing || queryid == 0 || MyProc == nullptr || IsParallelWorker() || timing_shared == nullptr)
+        return false;
     stmt_userid = GetUserId();
     int64 t = now_ns();
     ledger.start(queryid, t);
@@ -447,6 +519,29 @@ void timing_statement_start(uint64 queryid) {
     stmt_waits.clear();
     timing_flags.open = true;
     if (!exit_hook_registered) register_exit_hook();
+    return true;
+}
+
+// A statement start with a flag up: the statement that is still open (its
+// end was missed) ends, and may leave a slow run's LOG line, which can be
+// written here (a hook runs: timing.h); held waits go to the new statement.
+__attribute__((noinline)) static void statement_start_flagged(uint64 queryid) {
+    if (timing_flags.open) timing_statement_end();
+    if (timing_flags.log_pending) executions_write_log();
+    bool begun = begin_statement(queryid);
+    if (timing_flags.held) {
+        if (begun)
+            adopt_held_waits(queryid);
+        else
+            release_held_waits();
+    }
+}
+
+void timing_statement_start(uint64 queryid) {
+    prev_statement_id = ledger.last_statement();
+    // Usually no flag is up: one test for all.
+    if (__builtin_expect(any_flag(), 0)) return statement_start_flagged(queryid);
+    begin_statement(queryid);
 }
 
 void timing_attribute(uint64 queryid) { ledger.switch_to(queryid, now_ns(), spill_row); }
