@@ -214,6 +214,21 @@ is( sql(
 	   AND coalesce(query, '') !~ '^SELECT pg_sleep\(0.3\)'}),
 	join(' / ', ('SELECT pg_sleep(0.25) AS ext_probe', 'SELECT pg_sleep(0.25) AS ext_block_probe') x 2),
 	'extended-protocol runs keep their own text, in and out of a block');
+# A pipeline inside a block: the next statement's messages follow without a
+# Sync, so the run's end is seen only when that statement begins. Its text
+# is gone from everywhere by then: the run is kept without one, never with
+# the next statement's.
+my $pipe = $node->basedir . '/slow_pipe.sql';
+PostgreSQL::Test::Utils::append_to_file($pipe,
+	"BEGIN;\n\\startpipeline\nSELECT pg_sleep(0.25) AS pipe_probe;\nSELECT 1 AS pipe_next;\n\\endpipeline\nEND;\n");
+$node->command_ok([ 'pgbench', '-n', '-t', '1', '-M', 'extended', '-U', 'alice', '-f', $pipe, 'postgres' ],
+	'pgbench pipeline: a slow run');
+my ($pipe_runs, $pipe_texts) = split /\|/, sql(
+	$admin, q{
+	SELECT count(*), coalesce(string_agg(query, ' / '), '') FROM pg_stat_waits_executions
+	 WHERE usesysid = 'alice'::regrole AND started > now() - interval '1 min' AND query !~ '(ext_probe|ext_block_probe|sleep\(0.3\))'});
+is($pipe_runs, 1, 'the pipelined run is kept');
+unlike($pipe_texts, qr/pipe_next/, "never with the next statement's text ($pipe_texts)");
 
 # ---- a clean restart keeps them ----------------------------------------------------
 

@@ -373,6 +373,21 @@ void query_hooks_client_read() {
     timing_statement_end();
 }
 
+// Sending to the client between messages (no message's text, no portal
+// running) inside a transaction block: the ReadyForQuery of a Sync, so the
+// block's extended-protocol statement is over, although its portal waits
+// for the next Bind. A pipelining client's next message may already be
+// there, and then the backend never waits for the client in between. (An
+// autocommit statement's commit may send a deferred trigger's notice from
+// the same place: not in a block, and its statement goes on.)
+void query_hooks_client_send() {
+    if (mode != kModeServer || !wants_timing || ActivePortal != nullptr || debug_query_string != nullptr ||
+        !IsTransactionBlock())
+        return;
+    in_top_utility = false;
+    timing_statement_end();
+}
+
 // The main loop ended the transaction or a client savepoint's: every phase
 // is over (an error may have skipped the flags' resets).
 static void timed_over() {

@@ -16,4 +16,7 @@ unsigned long long current_queryid();
 // Exact timing: the backend is about to wait for its client's next message
 // (ClientRead) with a timed statement still open.
 void query_hooks_client_read();
+// Exact timing: the backend sends to its client with a timed statement
+// still open.
+void query_hooks_client_send();
 }  // namespace psw

@@ -40,7 +40,7 @@ ExecRing *executions_ring() { return exec_ring; }
 
 uint64 executions_dropped() { return exec_ring != nullptr ? exec_ring->dropped_count() : 0; }
 
-void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, Oid userid) {
+void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, Oid userid, bool own_text) {
     if (exec_ring == nullptr || shared == nullptr || MyProc == nullptr) return;
     ExecRecord &r = capture_buf;
     TimestampTz now = GetCurrentTimestamp();
@@ -74,9 +74,11 @@ void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 qu
     // debug_query_string (at Sync's commit, or when the backend waits for
     // the client inside a block): its text is then the one this backend's
     // status entry still shows, which only the next statement replaces.
+    // A run whose end was seen only when the next statement began keeps no
+    // text: both places hold the next one's by then.
     r.text_len = 0;
-    const char *q = debug_query_string;
-    if (q == nullptr && MyBEEntry != nullptr) q = MyBEEntry->st_activity_raw;
+    const char *q = own_text ? debug_query_string : nullptr;
+    if (own_text && q == nullptr && MyBEEntry != nullptr) q = MyBEEntry->st_activity_raw;
     if (q != nullptr) {
         int max = pgstat_track_activity_query_size - 1;
         if (max > static_cast<int>(kExecTextMax)) max = static_cast<int>(kExecTextMax);

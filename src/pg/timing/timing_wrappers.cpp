@@ -56,6 +56,8 @@ static Oid stmt_userid = InvalidOid;
 // (cleared with one store at its start, read only if it turns out slow).
 static int64 stmt_start_ns = 0;
 static StatementWaits stmt_waits;
+// The open statement is being ended by the next one's start.
+static bool ending_late = false;
 // Whom the q_* part of local_timing belongs to.
 static uint64 pending_queryid = 0;
 static Oid pending_userid = InvalidOid;
@@ -344,6 +346,8 @@ struct Wrapper<C, R(A...)> {
     __attribute__((noinline)) static R timed(A... a) {
         if (MyProc == nullptr || my_wait_event_info == nullptr) return real(a...);  // postmaster, logger
         uint32 info = *static_cast<volatile uint32 *>(my_wait_event_info);
+        // Output to the client with a statement open (query_hooks_client_send()).
+        if (C == kCallSend && __builtin_expect(timing_flags.open, 0) && info == 0) query_hooks_client_send();
         int64 t0 = begin_call(info);
         R r = real(a...);
         int saved_errno = errno;
@@ -526,7 +530,11 @@ static inline bool begin_statement(uint64 queryid) {
 // end was missed) ends, and may leave a slow run's LOG line, which can be
 // written here (a hook runs: timing.h); held waits go to the new statement.
 __attribute__((noinline)) static void statement_start_flagged(uint64 queryid) {
-    if (timing_flags.open) timing_statement_end();
+    if (timing_flags.open) {
+        ending_late = true;
+        timing_statement_end();
+        ending_late = false;
+    }
     if (timing_flags.log_pending) executions_write_log();
     bool begun = begin_statement(queryid);
     if (timing_flags.held) {
@@ -570,7 +578,7 @@ bool timing_dropped_portal_call(uint64 queryid) {
 }
 
 __attribute__((noinline, cold)) static void capture_slow_run(int64 t) {
-    executions_capture(stmt_waits, t - stmt_start_ns, ledger.statement(), stmt_userid);
+    executions_capture(stmt_waits, t - stmt_start_ns, ledger.statement(), stmt_userid, !ending_late);
 }
 
 void timing_statement_end() {
