@@ -4,7 +4,8 @@
 # a Bind takes its cached plan's locks (a prepared statement), before any
 # hook of the statement has run. With timing on, that wait is the
 # statement's own: attributed to its queryid, nothing of it left outside
-# any statement, and a slow run's elapsed time starts with it. The sampler
+# any statement, and a slow run's elapsed time starts with it (its blocker
+# named). The sampler
 # sees the wait too: under the prepared statement's id (PostgreSQL reports
 # it at Bind), with no id in parse analysis (it has none yet).
 use strict;
@@ -46,6 +47,7 @@ for my $mode ('simple', 'extended', 'prepared')
 			}),
 		"-M $mode: the first run is over");
 	my $holder = psw_session($node, 'BEGIN', 'LOCK TABLE lk IN ACCESS EXCLUSIVE MODE');
+	my $holder_pid = backend_pid($holder);
 	ok( wait_until(
 			sub { sql($admin, "SELECT count(*) FROM pg_locks WHERE relation = 'lk'::regclass AND NOT granted") == 1 }),
 		"-M $mode: the second waits for the table's lock");
@@ -69,6 +71,12 @@ for my $mode ('simple', 'extended', 'prepared')
 		  FROM pg_stat_waits_executions e WHERE queryid = $qid});
 	cmp_ok($run_lock_ms // 0, '>=', 600, "-M $mode: its slow run lists the wait");
 	cmp_ok($run_ms || 0, '>=', $run_lock_ms // 1e9, "-M $mode: and its elapsed time holds it ($run_ms ms)");
+	is( sql(
+			$admin, qq{
+		SELECT extract(epoch FROM ended - started) * 1000 >= elapsed - 1
+		       AND EXISTS (SELECT FROM jsonb_array_elements(blockers) b WHERE (b->>'pid')::int = $holder_pid)
+		  FROM pg_stat_waits_executions WHERE queryid = $qid}),
+		't', "-M $mode: it starts before its wait, and names the session that blocked it");
 	# Sampled: under the prepared statement's id during its Bind; with no
 	# id during parse analysis, which has none yet, but sampled all the same.
 	my $sampled_as = $mode eq 'prepared' ? "= $qid" : 'IS NULL';

@@ -40,7 +40,8 @@ ExecRing *executions_ring() { return exec_ring; }
 
 uint64 executions_dropped() { return exec_ring != nullptr ? exec_ring->dropped_count() : 0; }
 
-void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, Oid userid, bool own_text) {
+void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, Oid userid, bool own_text,
+                        TimestampTz first_start) {
     if (exec_ring == nullptr || shared == nullptr || MyProc == nullptr) return;
     ExecRecord &r = capture_buf;
     TimestampTz now = GetCurrentTimestamp();
@@ -61,11 +62,15 @@ void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 qu
         // Server mode publishes no start of its own: PostgreSQL's entry has
         // it, as the sampler read it.
         if (query_start == 0 && MyBEEntry != nullptr) query_start = MyBEEntry->st_activity_start_timestamp;
-        if (query_start != 0) r.started = query_start;
-        // The sampler's last look at this statement's lock waits; blockers
-        // seen during an earlier statement do not belong to this one.
+        // The run's first message: its Parse or Bind when it waited there.
+        TimestampTz first = first_start != 0 && first_start < query_start ? first_start : query_start;
+        if (first != 0) r.started = first;
+        // The sampler's last look at this statement's lock waits, taken in
+        // one of its messages; blockers seen during an earlier statement
+        // do not belong to this one.
         LockBlockers b;
-        if (s.blocked_by.read(&b, 10) && b.count > 0 && query_start != 0 && b.query_start == query_start)
+        if (s.blocked_by.read(&b, 10) && b.count > 0 && first != 0 && b.query_start >= first &&
+            b.query_start <= query_start)
             r.blockers = b;
     }
     // The text as pg_stat_activity keeps it: track_activity_query_size - 1

@@ -90,9 +90,13 @@ extern const ShmemPart executions_part;
 // A top-level statement of queryid, run by userid, ended after elapsed_ns
 // (at least the threshold) having waited `waits`: keep it, with the text
 // the backend is running unless own_text is false (its end was seen only
-// when the next statement began, whose text that is by then). Never raises
-// an error, never allocates.
-void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, Oid userid, bool own_text);
+// when the next statement began, whose text that is by then). first_start:
+// PostgreSQL's statement start when the run's first wait began, if that
+// came before the statement had begun (a wait in its Parse or Bind
+// message, whose start PostgreSQL has replaced since), else 0. Never
+// raises an error, never allocates.
+void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, Oid userid, bool own_text,
+                        TimestampTz first_start);
 // With pg_stat_waits.capture_log, a captured run waits here for its LOG
 // line: capture cannot log (it may run inside a commit callback, where an
 // error would be a PANIC). The line is written at the next point where

@@ -64,6 +64,11 @@ static Oid pending_userid = InvalidOid;
 // Waits of a client's message before its statement began (held_waits.h):
 // parse analysis locking its tables, a Bind locking its cached plan's.
 static HeldWaits held_waits;
+// PostgreSQL's statement start when the first of them began, and the start
+// of the last statement that took held waits (its slow run reports it).
+static TimestampTz held_query_start = 0;
+static int64 adopted_start_ns = -1;
+static TimestampTz adopted_query_start = 0;
 
 static constexpr int64 kFlushIntervalNs = 1000000000;  // at least once a second
 
@@ -261,6 +266,7 @@ __attribute__((noinline)) static bool hold_wait(uint32 info, uint16_t idx, int64
         return false;
     uint64 key = held_text_key(debug_query_string);
     if (timing_flags.held && held_waits.key() != key) release_held_waits();  // another text's
+    if (held_waits.empty()) held_query_start = MyBEEntry != nullptr ? MyBEEntry->st_activity_start_timestamp : 0;
     if (!held_waits.hold(key, idx, t0, static_cast<uint64_t>(t1 - t0))) return false;
     timing_flags.held = true;
     return true;
@@ -274,6 +280,8 @@ static void adopt_held_waits(uint64 queryid) {
     timing_flags.held = false;
     ledger.start(queryid, held_waits.start_ns());
     stmt_start_ns = held_waits.start_ns();
+    adopted_start_ns = stmt_start_ns;
+    adopted_query_start = held_query_start;
     if (pending_queryid != queryid) {
         if (local_timing.pending()) flush(now_ns());
         pending_queryid = queryid;
@@ -578,7 +586,8 @@ bool timing_dropped_portal_call(uint64 queryid) {
 }
 
 __attribute__((noinline, cold)) static void capture_slow_run(int64 t) {
-    executions_capture(stmt_waits, t - stmt_start_ns, ledger.statement(), stmt_userid, !ending_late);
+    executions_capture(stmt_waits, t - stmt_start_ns, ledger.statement(), stmt_userid, !ending_late,
+                       stmt_start_ns == adopted_start_ns ? adopted_query_start : 0);
 }
 
 void timing_statement_end() {
