@@ -23,68 +23,73 @@ my $node = psw_node('bind', extensions => 1);
 my $admin = psw_session($node);
 sql($admin, 'CREATE TABLE lk (id int); INSERT INTO lk VALUES (1)');
 
-for my $mode ('simple', 'extended', 'prepared')
+for my $track ('top', 'all')
 {
-	sql($admin, 'SELECT pg_stat_waits_reset(); SELECT pg_stat_statements_reset()');
-	my $probe = "lk_probe_$mode";
-	my $script = $node->basedir . "/$probe.sql";
-	# Two runs: the first prepares (in -M prepared), the second finds the
-	# table locked.
-	append_to_file($script, "SELECT count(*) AS $probe FROM lk;\n\\sleep 1500 ms\n");
-	my ($out, $err) = ('', '');
-	my $bench;
+	for my $mode ('simple', 'extended', 'prepared')
 	{
-		local $ENV{PGOPTIONS} = '-c pg_stat_waits.timing=on -c pg_stat_waits.capture_min_duration=300';
-		$bench = IPC::Run::start(
-			[ 'pgbench', '-n', '-t', '2', '-M', $mode, '-f', $script, '-h', $node->host, '-p', $node->port, 'postgres' ],
-			'>', \$out, '2>', \$err);
-	}
-	my $qid = '';
-	ok( wait_until(
-			sub {
-				$qid = sql($admin, "SELECT queryid FROM pg_stat_statements WHERE query ~ '$probe' AND calls = 1");
-				return $qid ne '';
-			}),
-		"-M $mode: the first run is over");
-	my $holder = psw_session($node, 'BEGIN', 'LOCK TABLE lk IN ACCESS EXCLUSIVE MODE');
-	my $holder_pid = backend_pid($holder);
-	ok( wait_until(
-			sub { sql($admin, "SELECT count(*) FROM pg_locks WHERE relation = 'lk'::regclass AND NOT granted") == 1 }),
-		"-M $mode: the second waits for the table's lock");
-	usleep(700_000);
-	sql($holder, 'COMMIT');
-	$holder->quit;
-	ok($bench->finish, "-M $mode: pgbench ran") or diag "$out\n$err";
+		sql($admin, 'SELECT pg_stat_waits_reset(); SELECT pg_stat_statements_reset()');
+		my $probe = "lk_probe_${track}_$mode";
+		my $script = $node->basedir . "/$probe.sql";
+		# Two runs: the first prepares (in -M prepared), the second finds the
+		# table locked.
+		append_to_file($script, "SELECT count(*) AS $probe FROM lk;\n\\sleep 1500 ms\n");
+		my ($out, $err) = ('', '');
+		my $bench;
+		{
+			local $ENV{PGOPTIONS} =
+			  "-c pg_stat_waits.track=$track -c pg_stat_waits.timing=on -c pg_stat_waits.capture_min_duration=300";
+			$bench = IPC::Run::start(
+				[ 'pgbench', '-n', '-t', '2', '-M', $mode, '-f', $script, '-h', $node->host, '-p', $node->port, 'postgres' ],
+				'>', \$out, '2>', \$err);
+		}
+		my $qid = '';
+		ok( wait_until(
+				sub {
+					$qid = sql($admin, "SELECT queryid FROM pg_stat_statements WHERE query ~ '$probe' AND calls = 1");
+					return $qid ne '';
+				}),
+			"track = $track, -M $mode: the first run is over");
+		my $holder = psw_session($node, 'BEGIN', 'LOCK TABLE lk IN ACCESS EXCLUSIVE MODE');
+		my $holder_pid = backend_pid($holder);
+		ok( wait_until(
+				sub { sql($admin, "SELECT count(*) FROM pg_locks WHERE relation = 'lk'::regclass AND NOT granted") == 1 }),
+			"track = $track, -M $mode: the second waits for the table's lock");
+		usleep(700_000);
+		sql($holder, 'COMMIT');
+		$holder->quit;
+		ok($bench->finish, "track = $track, -M $mode: pgbench ran") or diag "$out\n$err";
 
-	my ($all_ms, $mine_ms) = split /\|/, sql(
-		$admin, qq{
-		SELECT round((SELECT sum(total_time) FROM pg_stat_waits WHERE wait_event_type = 'Lock' AND wait_event = 'relation')),
-		       round((SELECT coalesce(sum(total_time), 0) FROM pg_stat_waits_queries
-		               WHERE queryid = $qid AND wait_event_type = 'Lock' AND wait_event = 'relation'))});
-	cmp_ok($mine_ms, '>=', 600, "-M $mode: the lock wait is the statement's ($mine_ms ms)");
-	is($mine_ms, $all_ms, "-M $mode: none of it outside the statement");
-	my ($run_ms, $run_lock_ms) = split /\|/, sql(
-		$admin, qq{
-		SELECT round(elapsed), round((SELECT sum(w.time_ms) FROM jsonb_to_recordset(e.waits)
-		                               AS w(wait_event_type text, wait_event text, time_ms float8)
-		                              WHERE w.wait_event = 'relation'))
-		  FROM pg_stat_waits_executions e WHERE queryid = $qid});
-	cmp_ok($run_lock_ms // 0, '>=', 600, "-M $mode: its slow run lists the wait");
-	cmp_ok($run_ms || 0, '>=', $run_lock_ms // 1e9, "-M $mode: and its elapsed time holds it ($run_ms ms)");
-	is( sql(
+		my ($all_ms, $mine_ms) = split /\|/, sql(
 			$admin, qq{
-		SELECT extract(epoch FROM ended - started) * 1000 >= elapsed - 1
-		       AND EXISTS (SELECT FROM jsonb_array_elements(blockers) b WHERE (b->>'pid')::int = $holder_pid)
-		  FROM pg_stat_waits_executions WHERE queryid = $qid}),
-		't', "-M $mode: it starts before its wait, and names the session that blocked it");
-	# Sampled: under the prepared statement's id during its Bind; with no
-	# id during parse analysis, which has none yet, but sampled all the same.
-	my $sampled_as = $mode eq 'prepared' ? "= $qid" : 'IS NULL';
-	cmp_ok(
-		sql($admin,
-			"SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid $sampled_as AND wait_event = 'relation'"
-		),
-		'>', 30, "-M $mode: sampled, queryid $sampled_as");
+			SELECT round((SELECT sum(total_time) FROM pg_stat_waits WHERE wait_event_type = 'Lock' AND wait_event = 'relation')),
+			       round((SELECT coalesce(sum(total_time), 0) FROM pg_stat_waits_queries
+			               WHERE queryid = $qid AND wait_event_type = 'Lock' AND wait_event = 'relation'))});
+		cmp_ok($mine_ms, '>=', 600, "track = $track, -M $mode: the lock wait is the statement's ($mine_ms ms)");
+		is($mine_ms, $all_ms, "track = $track, -M $mode: none of it outside the statement");
+		my ($run_ms, $run_lock_ms) = split /\|/, sql(
+			$admin, qq{
+			SELECT round(elapsed), round((SELECT sum(w.time_ms) FROM jsonb_to_recordset(e.waits)
+			                               AS w(wait_event_type text, wait_event text, time_ms float8)
+			                              WHERE w.wait_event = 'relation'))
+			  FROM pg_stat_waits_executions e WHERE queryid = $qid});
+		cmp_ok($run_lock_ms // 0, '>=', 600, "track = $track, -M $mode: its slow run lists the wait");
+		cmp_ok($run_ms || 0, '>=', $run_lock_ms // 1e9, "track = $track, -M $mode: and its elapsed time holds it ($run_ms ms)");
+		is( sql(
+				$admin, qq{
+			SELECT extract(epoch FROM ended - started) * 1000 >= elapsed - 1
+			       AND EXISTS (SELECT FROM jsonb_array_elements(blockers) b WHERE (b->>'pid')::int = $holder_pid)
+			  FROM pg_stat_waits_executions WHERE queryid = $qid}),
+			't', "track = $track, -M $mode: it starts before its wait, and names the session that blocked it");
+		# Sampled: under the prepared statement's id during its Bind
+		# (PostgreSQL reports it there); with no id during parse analysis,
+		# which has none yet, but sampled all the same.
+		my $sampled_as = $mode eq 'prepared' ? "= $qid" : 'IS NULL';
+		cmp_ok(
+			sql($admin,
+				"SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid $sampled_as AND wait_event = 'relation'"
+			),
+			'>', 30, "track = $track, -M $mode: sampled, queryid $sampled_as");
+	}
 }
 
 $admin->quit;

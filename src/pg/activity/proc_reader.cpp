@@ -177,8 +177,18 @@ bool read_proc(uint32 procno, ProcSample *out) {
     // table another session locked (a statement queued behind a
     // migration's ACCESS EXCLUSIVE) would go unseen. Active, with no id,
     // as PostgreSQL shows it.
-    if (out->state == kStateIdle && out->backend_type == B_BACKEND && waits_at_work(out->wait_event_info))
+    if (out->state == kStateIdle && out->backend_type == B_BACKEND && waits_at_work(out->wait_event_info)) {
         out->state = kStateActive;
+        // The tracker's slot knows nothing of this statement yet (track =
+        // all): PostgreSQL's entry has its start, and its id once known (a
+        // Bind reports it), as server mode reads them.
+        ServerStatus st;
+        if (have_own && own.source == kSourceTracker && read_server_status(procno, proc, pid, &st) && st.running) {
+            out->queryid = st.queryid;
+            out->top_queryid = st.queryid;
+            out->query_start = st.start;
+        }
+    }
 
     const volatile BackendSlot *slot = &shared->slots[procno];
     out->wait_start_ns = slot->wait_start_ns;
