@@ -92,6 +92,28 @@ for my $track ('top', 'all')
 	}
 }
 
+# A statement that fails in its wait (lock_timeout in parse analysis) never
+# got an id: its wait counts outside any statement, and the same text run
+# again afterwards does not take it.
+sql($admin, 'SELECT pg_stat_waits_reset()');
+{
+	my $holder = psw_session($node, 'BEGIN', 'LOCK TABLE lk IN ACCESS EXCLUSIVE MODE');
+	my $s = psw_session($node, 'SET pg_stat_waits.timing = on', "SET lock_timeout = '300ms'");
+	$s->{stderr} = '';
+	$s->query('SELECT count(*) AS lt_probe FROM lk');
+	like($s->{stderr}, qr/lock timeout/, 'lock_timeout ends the statement in its parse analysis');
+	sql($holder, 'COMMIT');
+	sql($s, 'SELECT count(*) AS lt_probe FROM lk');
+	$_->quit for $holder, $s;
+	my ($all_ms, $attributed_ms) = split /\|/, sql(
+		$admin, q{
+		SELECT round((SELECT sum(total_time) FROM pg_stat_waits WHERE wait_event_type = 'Lock' AND wait_event = 'relation')),
+		       round((SELECT coalesce(sum(total_time), 0) FROM pg_stat_waits_queries
+		               WHERE wait_event_type = 'Lock' AND wait_event = 'relation'))});
+	cmp_ok($all_ms, '>=', 290, "the timed-out wait is counted ($all_ms ms)");
+	is($attributed_ms, 0, 'outside any statement, the retry of the same text included');
+}
+
 $admin->quit;
 $node->stop;
 done_testing();
