@@ -169,10 +169,10 @@ static void flush_waits(int64 now) {
     ts->events.end();
 }
 
-// on_shmem_exit runs before ProcKill (registered earlier, run later), while
-// MyProc and shared memory are still there: nothing accumulated is lost.
 static void release_held_waits();
 
+// on_shmem_exit runs before ProcKill (registered earlier, run later), while
+// MyProc and shared memory are still there: nothing accumulated is lost.
 static void flush_at_exit(int, Datum) {
     timing_statement_end();
     if (timing_flags.held) release_held_waits();
@@ -193,9 +193,6 @@ static inline BackendSlot *my_live_slot() {
     return live_slot;
 }
 
-// Before the real call: publish the wait's start; flush what is pending
-// when the process is about to sleep idle (so an idle backend's counters
-// are never held back) or a second has passed.
 // About to wait for the client with a flag up (one load tests them all).
 __attribute__((noinline)) static void at_client_read() {
     // A statement open: the statement hooks decide whether it is over
@@ -217,6 +214,9 @@ static inline bool any_flag() {
     return *reinterpret_cast<const FlagWord *>(&timing_flags) != 0;
 }
 
+// Before the real call: publish the wait's start; flush what is pending
+// when the process is about to sleep idle (so an idle backend's counters
+// are never held back) or a second has passed.
 static inline int64 begin_call(uint32 info) {
     if (__builtin_expect(any_flag(), 0) && info == WAIT_EVENT_CLIENT_READ) at_client_read();
     int64 t0 = now_ns();
