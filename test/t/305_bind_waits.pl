@@ -5,8 +5,7 @@
 # hook of the statement has run. With timing on, that wait is the
 # statement's own: attributed to its queryid, nothing of it left outside
 # any statement, and a slow run's elapsed time starts with it (its blocker
-# named). The sampler
-# sees the wait too: under the prepared statement's id (PostgreSQL reports
+# named). The sampler sees the wait too: under the prepared statement's id (PostgreSQL reports
 # it at Bind), with no id in parse analysis (it has none yet).
 use strict;
 use warnings FATAL => 'all';
@@ -32,7 +31,10 @@ for my $track ('top', 'all')
 		my $script = $node->basedir . "/$probe.sql";
 		# Two runs: the first prepares (in -M prepared), the second finds the
 		# table locked.
-		append_to_file($script, "SELECT count(*) AS $probe FROM lk;\n\\sleep 1500 ms\n");
+		append_to_file($script, "SELECT count(*) AS $probe FROM lk;\n\\sleep 2000 ms\n");
+		# Connected before, so that the lock is taken well within the pause.
+		my $holder = psw_session($node);
+		my $holder_pid = backend_pid($holder);
 		my ($out, $err) = ('', '');
 		my $bench;
 		{
@@ -49,8 +51,7 @@ for my $track ('top', 'all')
 					return $qid ne '';
 				}),
 			"track = $track, -M $mode: the first run is over");
-		my $holder = psw_session($node, 'BEGIN', 'LOCK TABLE lk IN ACCESS EXCLUSIVE MODE');
-		my $holder_pid = backend_pid($holder);
+		sql($holder, 'BEGIN; LOCK TABLE lk IN ACCESS EXCLUSIVE MODE');
 		ok( wait_until(
 				sub { sql($admin, "SELECT count(*) FROM pg_locks WHERE relation = 'lk'::regclass AND NOT granted") == 1 }),
 			"track = $track, -M $mode: the second waits for the table's lock");
