@@ -381,11 +381,7 @@ void query_hooks_client_read() {
 // autocommit statement's commit may send a deferred trigger's notice from
 // the same place: not in a block, and its statement goes on.)
 void query_hooks_client_send() {
-    if (mode != kModeServer || !wants_timing || ActivePortal != nullptr || debug_query_string != nullptr ||
-        !IsTransactionBlock())
-        return;
-    in_top_utility = false;
-    timing_statement_end();
+    if (debug_query_string == nullptr && IsTransactionBlock()) query_hooks_client_read();
 }
 
 // The main loop ended the transaction or a client savepoint's: every phase

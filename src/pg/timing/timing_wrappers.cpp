@@ -248,13 +248,17 @@ static inline void end_call_tail(int64 t1) {
 // of them (timing_statement_start). Otherwise they are counted outside any
 // statement, as a wait between statements always was.
 
+// From here on, waits added to local_timing are queryid's (run by userid).
+static void attribute_pending_to(uint64 queryid, Oid userid) {
+    if (pending_queryid == queryid) return;
+    if (local_timing.pending()) flush(now_ns());
+    pending_queryid = queryid;
+    pending_userid = userid;
+}
+
 static void release_held_waits() {
     timing_flags.held = false;
-    if (pending_queryid != 0) {
-        if (local_timing.pending()) flush(now_ns());
-        pending_queryid = 0;
-        pending_userid = InvalidOid;
-    }
+    attribute_pending_to(0, InvalidOid);
     held_waits.drain([](uint16_t idx, uint64_t ns) { local_timing.add(idx, ns, false); });
 }
 
@@ -282,11 +286,7 @@ static void adopt_held_waits(uint64 queryid) {
     stmt_start_ns = held_waits.start_ns();
     adopted_start_ns = stmt_start_ns;
     adopted_query_start = held_query_start;
-    if (pending_queryid != queryid) {
-        if (local_timing.pending()) flush(now_ns());
-        pending_queryid = queryid;
-        pending_userid = stmt_userid;
-    }
+    attribute_pending_to(queryid, stmt_userid);
     held_waits.drain([](uint16_t idx, uint64_t ns) {
         local_timing.add(idx, ns, true);
         stmt_waits.add(idx, ns);
