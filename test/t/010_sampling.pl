@@ -152,62 +152,109 @@ sub big_history
 		$used = $big->safe_psql('postgres', 'SELECT history_used FROM pg_stat_waits_status');
 	}
 	cmp_ok($used, '>=', 1000000, 'history filled to 1,000,000');
-	# The gap is wall-clock: on a shared VM the host can stop the sampler's
-	# vCPU, or 16 CPU-bound readers on 2 cores can keep it off a CPU, for
-	# more than a period without anything in pg_stat_waits making it wait.
-	# So the read is repeated up to five times and passes when one round has
-	# no gap over two periods; every round prints its largest gap with the
-	# sampler's run-queue wait and the host's steal time.
-	my ($best_gap, $min_readers, $lwlock_total, $min_kept, $round) = (999999, 16, 0, 100, 0);
+	# The gap is wall-clock, and what it measures here is mostly the OS: 16
+	# CPU-bound readers on 2 cores, or a host stopping the vCPU, can keep
+	# the sampler off a CPU for more than a period without anything in
+	# pg_stat_waits making it wait (CI once saw all five rounds over 20 ms).
+	# The longest gaps come as the reads end: each reader's 1,000,000 rows
+	# went through a tuplestore that spilled about 100 MB to a temporary
+	# file (work_mem is 4 MB), and the kernel drops 16 of them at once. So
+	# every round is measured side by side with a control that does the
+	# same without touching pg_stat_waits: 16 sessions counting a core
+	# set-returning function whose tuplestore spills as much. A round passes
+	# when its largest gap is within two periods; where the control's own
+	# gap is longer (the machine cannot keep that schedule under that load
+	# at all), within one period of the control's: reading must not cost the
+	# sampler more than the same load does. A reader that made the sampler
+	# wait (a lock, a retry on the ring) would leave a gap as long as the
+	# read, seconds, and fail every round. Up to five rounds; every round
+	# prints both gaps with the sampler's run-queue wait and the host's steal.
+	my $hist_temp = temp_blocks($big, 'SELECT count(*) FROM pg_stat_waits_history');
+	my $series_temp = temp_blocks($big, 'SELECT count(*) FROM generate_series(1, 1000000)');
+	my $series_rows = int(1000000 * $hist_temp / ($series_temp || 1));
+	note("a history read spills $hist_temp temp blocks; the control counts $series_rows rows of generate_series");
+	my ($min_readers, $lwlock_total, $min_kept, $passed_round) = (16, 0, 100, 0);
 	my $spid = $big->safe_psql('postgres', 'SELECT sampler_pid FROM pg_stat_waits_status');
-	for $round (1 .. 5)
+	my @rounds;
+	for my $round (1 .. 5)
 	{
-		my $rq0 = schedstat($spid);
-		my $st0 = steal();
-		# The tick count and its clock come from one query.
-		my ($t0, $since) = split /\|/,
-		  $big->safe_psql('postgres', 'SELECT samples_taken, clock_timestamp() FROM pg_stat_waits_status');
-		my @readers;
-		for my $r (1 .. 16)
-		{
-			my $out = '';
-			push @readers, [ IPC::Run::start(
-				[ 'psql', '-X', '-A', '-t', '-q', '-h', $big->host, '-p', $big->port, '-d', 'postgres',
-				  '-c', 'SELECT count(*) FROM pg_stat_waits_history' ], '>', \$out, '2>&1'), \$out ];
-		}
-		my $okreaders = 0;
-		for my $rd (@readers)
-		{
-			$rd->[0]->finish;
-			my $n = ${ $rd->[1] };
-			chomp $n;
-			$okreaders++ if $n =~ /^\d+$/ && $n >= 900000;
-		}
-		my ($t1, $until) = split /\|/,
-		  $big->safe_psql('postgres', 'SELECT samples_taken, clock_timestamp() FROM pg_stat_waits_status');
-		my $kept = $big->safe_psql('postgres',
-			"SELECT floor(100 * ($t1 - $t0) / (extract(epoch FROM '$until'::timestamptz - '$since') * 1000 / 10))");
-		$min_kept = $kept if $kept < $min_kept;
+		my $read = sixteen($big, $spid, 'SELECT count(*) FROM pg_stat_waits_history');
+		my $okreaders = grep { /^\d+$/ && $_ >= 900000 } @{ $read->{out} };
+		my $ms = int(1000 * $read->{seconds});
+		my $burn = sixteen($big, $spid, "SELECT count(*) FROM generate_series(1, $series_rows)");
+		$min_kept = $read->{kept} if $read->{kept} < $min_kept;
 		$min_readers = $okreaders if $okreaders < $min_readers;
-		my $gap = $big->safe_psql('postgres',
-			"SELECT coalesce(ceil(max(g)), 0) FROM (SELECT extract(epoch FROM t - lag(t) OVER (ORDER BY t)) * 1000 AS g
-			   FROM (SELECT DISTINCT sample_time t FROM pg_stat_waits_history
-			          WHERE sample_time BETWEEN '$since' AND '$until') d) x");
 		$lwlock_total += $big->safe_psql('postgres',
-			"SELECT count(*) FROM pg_stat_waits_history WHERE sample_time BETWEEN '$since' AND '$until'
+			"SELECT count(*) FROM pg_stat_waits_history WHERE sample_time BETWEEN '$read->{since}' AND '$read->{until}'
 			    AND wait_event_type = 'LWLock' AND wait_event = 'pg_stat_waits'");
-		note(sprintf('round %d: %d/16 readers read the full history; %d%% of ticks taken; largest gap %d ms; '
-			  . 'sampler run-queue wait %d ms; host steal %d ms',
-			$round, $okreaders, $kept, $gap, (schedstat($spid) - $rq0) / 1e6, (steal() - $st0) * 10));
-		$best_gap = $gap if $gap < $best_gap;
-		last if $best_gap <= 20;
+		my $limit = $burn->{gap} > 20 ? $burn->{gap} + 10 : 20;
+		note(sprintf('round %d: %d/16 readers read the full history in %d ms; %d%% of ticks taken; '
+			  . 'largest gap %d ms (sampler run-queue wait %d ms, host steal %d ms); '
+			  . 'control spilling as much: largest gap %d ms in %d ms (run-queue wait %d ms, steal %d ms)',
+			$round, $okreaders, $ms, $read->{kept}, $read->{gap}, $read->{rq}, $read->{steal},
+			$burn->{gap}, int(1000 * $burn->{seconds}), $burn->{rq}, $burn->{steal}));
+		push @rounds, "$read->{gap}/$limit";
+		if ($read->{gap} <= $limit) { $passed_round = $round; last; }
 	}
 	is($min_readers, 16, '16 concurrent readers each read the full history (every round)');
 	cmp_ok($min_kept, '>=', 95, 'ticks taken while 16 readers read, % of the schedule (worst round)');
-	cmp_ok($best_gap, '<=', 20, 'largest gap between ticks while 16 readers read (ms, best of the rounds)');
+	ok($passed_round,
+		'largest gap between ticks while 16 readers read: two periods, or one period over a slower control '
+		  . '(gap/limit ms per round: ' . join(', ', @rounds) . ')');
 	is($lwlock_total, 0, "readers never waited on pg_stat_waits' lock");
 	$bench->kill_kill;
 	$big->stop('immediate');
+}
+
+# sixteen(node, sampler pid, sql): runs sql in 16 concurrent psql sessions
+# and returns their outputs, the wall time, the share of scheduled ticks the
+# sampler took meanwhile (%), the largest gap between ticks (ms), and the
+# sampler's run-queue wait and the host's steal time over it (ms).
+sub sixteen
+{
+	my ($node, $spid, $sql) = @_;
+	my $rq0 = schedstat($spid);
+	my $st0 = steal();
+	# The tick count and its clock come from one query.
+	my ($t0, $since) = split /\|/,
+	  $node->safe_psql('postgres', 'SELECT samples_taken, clock_timestamp() FROM pg_stat_waits_status');
+	my @runs;
+	for my $r (1 .. 16)
+	{
+		my $out = '';
+		push @runs, [ IPC::Run::start(
+			[ 'psql', '-X', '-A', '-t', '-q', '-h', $node->host, '-p', $node->port, '-d', 'postgres', '-c', $sql ],
+			'>', \$out, '2>&1'), \$out ];
+	}
+	my @out;
+	for my $run (@runs)
+	{
+		$run->[0]->finish;
+		my $o = ${ $run->[1] };
+		chomp $o;
+		push @out, $o;
+	}
+	my ($t1, $until) = split /\|/,
+	  $node->safe_psql('postgres', 'SELECT samples_taken, clock_timestamp() FROM pg_stat_waits_status');
+	my ($seconds, $kept) = split /\|/, $node->safe_psql('postgres',
+		"SELECT e, floor(100 * ($t1 - $t0) / (e * 1000 / 10))
+		   FROM (SELECT extract(epoch FROM '$until'::timestamptz - '$since') e) x");
+	my $gap = $node->safe_psql('postgres',
+		"SELECT coalesce(ceil(max(g)), 0) FROM (SELECT extract(epoch FROM t - lag(t) OVER (ORDER BY t)) * 1000 AS g
+		   FROM (SELECT DISTINCT sample_time t FROM pg_stat_waits_history
+		          WHERE sample_time BETWEEN '$since' AND '$until') d) x");
+	return {
+		out => \@out, seconds => $seconds, kept => $kept, gap => $gap, since => $since, until => $until,
+		rq => (schedstat($spid) - $rq0) / 1e6, steal => (steal() - $st0) * 10 };
+}
+
+# temp_blocks(node, sql): temporary blocks written by one run of sql.
+sub temp_blocks
+{
+	my ($node, $sql) = @_;
+	my $plan = $node->safe_psql('postgres', "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) $sql");
+	my ($written) = $plan =~ /temp read=\d+ written=(\d+)/;
+	return $written // 0;
 }
 
 sub schedstat
