@@ -147,6 +147,26 @@ public:
     }
     bool add(const Key &key, uint64_t n) { return add(key, n, header_->limit); }
 
+    // Takes up to n from key's counter (a key left at zero is removed) and
+    // returns how much it took: 0 when the key is absent.
+    uint64_t take(const Key &key, uint64_t n) {
+        uint64_t mask = header_->slots - 1;
+        uint64_t i = hash_bytes(&key, sizeof(Key)) & mask;
+        Slot *s = slots();
+        for (;;) {
+            if (s[i].count == 0) return 0;
+            if (std::memcmp(&s[i].key, &key, sizeof(Key)) == 0) break;
+            i = (i + 1) & mask;
+        }
+        uint64_t c = s[i].count;
+        if (n >= c) {
+            remove_at(i);
+            return c;
+        }
+        __atomic_store_n(&s[i].count, c - n, __ATOMIC_RELAXED);
+        return n;
+    }
+
     // Counter of key, 0 when absent.
     uint64_t get(const Key &key) const {
         uint64_t mask = header_->slots - 1;

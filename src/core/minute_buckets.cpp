@@ -180,6 +180,74 @@ void MinuteBuckets::clear() {
     cur.seq.write_end();
 }
 
+uint64_t MinuteBuckets::move(int64_t minute, uint32_t wait, uint64_t from_queryid, uint64_t to_queryid, uint64_t n) {
+    if (n == 0 || from_queryid == to_queryid || (wait & kWaitOtherQueries) != 0 || wait == kWaitCatchAll) return 0;
+    // Where samples of (from_queryid, wait) may have been counted: their
+    // own key, else folded into the wait's "other" row, else the catch-all.
+    MinuteKey from[3] = {};
+    from[0].queryid = from_queryid;
+    from[0].wait = wait;
+    from[1].wait = wait | kWaitOtherQueries;
+    from[2].wait = kWaitCatchAll;
+    MinuteKey to{};
+    to.queryid = to_queryid;
+    to.wait = wait;
+    uint64_t moved = 0;
+
+    Bucket &cur = header_->current;
+    if (cur.minute == minute) {
+        cur.seq.write_begin();
+        FixedHashTable<MinuteKey> t = scratch();
+        for (const MinuteKey &k : from) moved += t.take(k, n - moved);
+        if (moved > 0) add_to_scratch(to, moved);
+        cur.seq.write_end();
+        return moved;
+    }
+
+    Bucket *b = bucket(static_cast<uint32_t>(minute % header_->nbuckets));
+    if (b->minute != minute) return 0;  // recycled, or never closed
+    auto find = [&](const MinuteKey &k) -> int {
+        for (uint32_t i = 0; i < b->nrows; i++)
+            if (b->rows[i].queryid == k.queryid && b->rows[i].wait == k.wait) return static_cast<int>(i);
+        return -1;
+    };
+    // A closed minute has a fixed number of rows: a new row needs room, else
+    // the samples go to the wait's "other" row or the catch-all, else stay.
+    int to_row = find(to);
+    if (to_row < 0 && b->nrows >= kBucketKeys) {
+        to_row = find(from[1]);
+        if (to_row < 0) to_row = find(from[2]);
+        if (to_row < 0) return 0;
+    }
+    b->seq.write_begin();
+    for (const MinuteKey &k : from) {
+        int r = find(k);
+        if (r < 0 || moved == n) continue;
+        uint32_t take = static_cast<uint32_t>(std::min<uint64_t>(b->rows[r].count, n - moved));
+        b->rows[r].count -= take;
+        moved += take;
+    }
+    if (moved > 0) {
+        if (to_row >= 0) {
+            b->rows[to_row].count += static_cast<uint32_t>(moved);
+        } else {
+            // Before the "other" rows and the catch-all, as closing lays them out.
+            uint32_t at = 0;
+            while (at < b->nrows && (b->rows[at].wait & kWaitOtherQueries) == 0 && b->rows[at].wait != kWaitCatchAll) at++;
+            std::memmove(&b->rows[at + 1], &b->rows[at], (b->nrows - at) * sizeof(MinuteRow));
+            b->rows[at] = MinuteRow{to_queryid, wait, static_cast<uint32_t>(moved)};
+            b->nrows++;
+        }
+        // Rows taken to zero go (closing never leaves an empty row).
+        uint32_t w = 0;
+        for (uint32_t i = 0; i < b->nrows; i++)
+            if (b->rows[i].count != 0) b->rows[w++] = b->rows[i];
+        b->nrows = w;
+    }
+    b->seq.write_end();
+    return moved;
+}
+
 int64_t MinuteBuckets::oldest_minute() const {
     int64_t oldest = -1;
     for (uint32_t i = 0; i < header_->nbuckets; i++) {

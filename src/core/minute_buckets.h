@@ -91,6 +91,12 @@ public:
     void tick(int64_t minute, const MinuteKey *keys, size_t n);
     // Writer: forgets everything (reset).
     void clear();
+    // Writer: re-attributes up to n samples of wait event `wait` counted in
+    // `minute` under from_queryid to to_queryid (samples taken before their
+    // statement had an id). Samples folded into the wait's "other" row or
+    // the catch-all are taken from there. Totals stay as they were; returns
+    // how many moved (0 when the minute is gone or its bucket is full).
+    uint64_t move(int64_t minute, uint32_t wait, uint64_t from_queryid, uint64_t to_queryid, uint64_t n);
 
     // Keys evicted from current minutes since init/clear (a racy read).
     uint64_t evicted() const { return __atomic_load_n(&header_->evicted, __ATOMIC_RELAXED); }

@@ -21,6 +21,16 @@
 
 namespace psw {
 
+// Tells the CPU this thread spins (lets a sibling hyperthread, or the
+// writer the line bounces to, get on).
+inline void ring_spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 template <typename T>
 class SampleRing {
     static_assert(std::is_trivially_copyable<T>::value, "shared memory holds trivially copyable data");
@@ -72,6 +82,27 @@ public:
     // Hides everything written so far from readers.
     void reset() { __atomic_store_n(&header_->floor, head(), __ATOMIC_RELEASE); }
 
+    // Writer side: lets edit(T&) change the sample at position pos in place
+    // if it is still present (edit returns whether it changed anything).
+    // Readers that meet the entry meanwhile wait for the edit to finish (a
+    // few stores) rather than skip it. False when pos is gone or unchanged.
+    template <typename Edit>
+    bool rewrite(uint64_t pos, Edit &&edit) {
+        uint64_t h = __atomic_load_n(&header_->head, __ATOMIC_RELAXED);
+        uint64_t cap = header_->capacity;
+        if (pos >= h || h - pos > cap || pos < floor()) return false;
+        Entry &e = entries()[pos % cap];
+        if (__atomic_load_n(&e.seq, __ATOMIC_RELAXED) != 2 * pos + 2) return false;
+        T copy;
+        std::memcpy(static_cast<void *>(&copy), &e.data, sizeof(T));
+        if (!edit(copy)) return false;
+        __atomic_store_n(&e.seq, 2 * pos + 1, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        std::memcpy(static_cast<void *>(&e.data), &copy, sizeof(T));
+        __atomic_store_n(&e.seq, 2 * pos + 2, __ATOMIC_RELEASE);
+        return true;
+    }
+
     // Reader side: calls visit(const T&) for each sample still present,
     // oldest first. Returns how many entries were skipped because the writer
     // overwrote them during the read.
@@ -116,14 +147,26 @@ private:
         T copy;
         for (uint64_t p = start; p < h; p++) {
             const Entry &e = entries()[p % cap];
-            uint64_t want = 2 * p + 2;
-            if (__atomic_load_n(&e.seq, __ATOMIC_ACQUIRE) != want) {
-                skipped++;
-                continue;
+            const uint64_t want = 2 * p + 2;
+            // 2p+1 below head is an in-place rewrite (rewrite()), not a newer
+            // sample: copy again once it is done (a few stores). Bounded, a
+            // few milliseconds at most: a writer descheduled mid-rewrite
+            // costs one skipped sample, never a hung reader.
+            bool copied = false;
+            for (int attempt = 0; attempt < 100000 && !copied; attempt++) {
+                uint64_t seq = __atomic_load_n(&e.seq, __ATOMIC_ACQUIRE);
+                if (seq == want - 1) {
+                    ring_spin_pause();
+                    continue;
+                }
+                if (seq != want) break;
+                std::memcpy(static_cast<void *>(&copy), &e.data, sizeof(T));
+                __atomic_thread_fence(__ATOMIC_ACQUIRE);
+                seq = __atomic_load_n(&e.seq, __ATOMIC_RELAXED);
+                if (seq == want) copied = true;
+                else if (seq != want - 1) break;
             }
-            std::memcpy(static_cast<void *>(&copy), &e.data, sizeof(T));
-            __atomic_thread_fence(__ATOMIC_ACQUIRE);
-            if (__atomic_load_n(&e.seq, __ATOMIC_RELAXED) != want) {
+            if (!copied) {
                 skipped++;
                 continue;
             }

@@ -5,8 +5,10 @@
 # hook of the statement has run. With timing on, that wait is the
 # statement's own: attributed to its queryid, nothing of it left outside
 # any statement, and a slow run's elapsed time starts with it (its blocker
-# named). The sampler sees the wait too: under the prepared statement's id (PostgreSQL reports
-# it at Bind), with no id in parse analysis (it has none yet).
+# named). The sampler sees the wait too, and its samples end under the
+# statement's id as well: PostgreSQL reports a prepared statement's at Bind;
+# samples taken in parse analysis, before any id, get it once the statement
+# shows one.
 use strict;
 use warnings FATAL => 'all';
 
@@ -81,16 +83,54 @@ for my $track ('top', 'all')
 			       AND EXISTS (SELECT FROM jsonb_array_elements(blockers) b WHERE (b->>'pid')::int = $holder_pid)
 			  FROM pg_stat_waits_executions WHERE queryid = $qid}),
 			't', "track = $track, -M $mode: it starts before its wait, and names the session that blocked it");
-		# Sampled: under the prepared statement's id during its Bind
-		# (PostgreSQL reports it there); with no id during parse analysis,
-		# which has none yet, but sampled all the same.
-		my $sampled_as = $mode eq 'prepared' ? "= $qid" : 'IS NULL';
-		cmp_ok(
-			sql($admin,
-				"SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid $sampled_as AND wait_event = 'relation'"
-			),
-			'>', 30, "track = $track, -M $mode: sampled, queryid $sampled_as");
+		# Sampled: under the statement's id, whatever the protocol. During
+		# a Bind PostgreSQL reports the prepared statement's id already; in
+		# parse analysis there is none yet, and the sampler gives the
+		# samples the id once the statement shows it (the same start, or a
+		# Parse's text run by the Bind and Execute that follow).
+		my ($prof_own, $prof_null, $hist_own, $hist_null) = split /\|/, sql(
+			$admin, qq{
+			SELECT (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid = $qid AND wait_event = 'relation'),
+			       (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid IS NULL AND wait_event = 'relation'),
+			       (SELECT count(*) FROM pg_stat_waits_history WHERE queryid = $qid AND wait_event = 'relation'),
+			       (SELECT count(*) FROM pg_stat_waits_history WHERE queryid IS NULL AND wait_event = 'relation')});
+		cmp_ok($prof_own, '>', 30, "track = $track, -M $mode: sampled under the statement's id ($prof_own samples)");
+		is($prof_null, 0, "track = $track, -M $mode: no sample of the wait left without an id in the profile");
+		is($hist_own, $prof_own, "track = $track, -M $mode: the history agrees, sample for sample");
+		is($hist_null, 0, "track = $track, -M $mode: no sample of the wait left without an id in the history");
 	}
+}
+
+# The default mode (no timing, PostgreSQL's own entry read for the ids):
+# the sampler gives the samples of parse analysis their statement's id alike.
+for my $mode ('simple', 'extended')
+{
+	sql($admin, 'SELECT pg_stat_waits_reset(); SELECT pg_stat_statements_reset()');
+	my $probe = "lk_probe_default_$mode";
+	my $script = $node->basedir . "/$probe.sql";
+	append_to_file($script, "SELECT count(*) AS $probe FROM lk;\n\\sleep 2000 ms\n");
+	my $holder = psw_session($node, 'BEGIN', 'LOCK TABLE lk IN ACCESS EXCLUSIVE MODE');
+	my ($out, $err) = ('', '');
+	my $bench = IPC::Run::start(
+		[ 'pgbench', '-n', '-t', '1', '-M', $mode, '-f', $script, '-h', $node->host, '-p', $node->port, 'postgres' ],
+		'>', \$out, '2>', \$err);
+	ok( wait_until(
+			sub { sql($admin, "SELECT count(*) FROM pg_locks WHERE relation = 'lk'::regclass AND NOT granted") == 1 }),
+		"default mode, -M $mode: the statement waits for the table's lock");
+	usleep(500_000);
+	sql($holder, 'COMMIT');
+	$holder->quit;
+	ok($bench->finish, "default mode, -M $mode: pgbench ran") or diag "$out\n$err";
+	my $qid = sql($admin, "SELECT queryid FROM pg_stat_statements WHERE query ~ '$probe'");
+	my ($own, $null, $prof_own, $prof_null) = split /\|/, sql(
+		$admin, qq{
+		SELECT (SELECT count(*) FROM pg_stat_waits_history WHERE queryid = $qid AND wait_event = 'relation'),
+		       (SELECT count(*) FROM pg_stat_waits_history WHERE queryid IS NULL AND wait_event = 'relation'),
+		       (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid = $qid AND wait_event = 'relation'),
+		       (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid IS NULL AND wait_event = 'relation')});
+	cmp_ok($own, '>', 20, "default mode, -M $mode: sampled under the statement's id ($own samples)");
+	is($null, 0, "default mode, -M $mode: none left without an id");
+	is("$prof_own/$prof_null", "$own/0", "default mode, -M $mode: the profile agrees");
 }
 
 # A statement that fails in its wait (lock_timeout in parse analysis) never
@@ -113,6 +153,14 @@ sql($admin, 'SELECT pg_stat_waits_reset()');
 		               WHERE wait_event_type = 'Lock' AND wait_event = 'relation'))});
 	cmp_ok($all_ms, '>=', 290, "the timed-out wait is counted ($all_ms ms)");
 	is($attributed_ms, 0, 'outside any statement, the retry of the same text included');
+	# The sampler leaves its samples with no id too: the retry's later
+	# start is another statement.
+	my ($null_samples, $own_samples) = split /\|/, sql(
+		$admin, q{
+		SELECT (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid IS NULL AND wait_event = 'relation'),
+		       (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid IS NOT NULL AND wait_event = 'relation')});
+	cmp_ok($null_samples, '>=', 10, "sampled with no id ($null_samples samples)");
+	is($own_samples, 0, 'and none given to the retry');
 }
 
 $admin->quit;

@@ -100,6 +100,24 @@ TEST(FixedHash, ClearEmptiesIt) {
 
 namespace {
 
+// take() moves counts out of a key (the sampler re-attributing samples):
+// never below zero, and a key taken to zero is gone without breaking the
+// probe runs of the keys around it.
+TEST(FixedHash, TakeDecrementsAndRemovesAtZero) {
+    Table t(64);
+    for (uint64_t a = 0; a < 40; a++) ASSERT_TRUE(t.t.add(key(a), a + 1));
+    EXPECT_EQ(t.t.take(key(10), 5), 5u);
+    EXPECT_EQ(t.t.get(key(10)), 6u);
+    EXPECT_EQ(t.t.take(key(10), 100), 6u);
+    EXPECT_EQ(t.t.get(key(10)), 0u);
+    EXPECT_EQ(t.t.used(), 39u);
+    EXPECT_EQ(t.t.take(key(999), 1), 0u);
+    for (uint64_t a = 0; a < 40; a++) {
+        if (a == 10) continue;
+        EXPECT_EQ(t.t.get(key(a)), a + 1) << a;
+    }
+}
+
 // Random adds and eviction steps against a reference map: every key still
 // present is found with its exact count (deletion kept the probe runs
 // intact), the table never holds more than its limit, and every key ever

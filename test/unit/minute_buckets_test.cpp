@@ -223,4 +223,68 @@ TEST(MinuteBuckets, ScratchEvictionMakesRoomForLateKeys) {
     EXPECT_EQ(b.b.evicted(), 0u);
 }
 
+// Samples taken before their statement had an id (queryid 0) get it later:
+// in the current minute and in closed ones, from their own row or from the
+// "other" row they were folded into; totals never change.
+TEST(MinuteBuckets, MoveReattributesWithoutChangingTotals) {
+    Buckets b(10);
+    std::vector<psw::MinuteKey> keys = {key(7, 0), key(7, 0), key(7, 0), key(2, 20)};
+    b.b.tick(100, keys.data(), keys.size());
+    b.b.tick(101, keys.data(), keys.size());  // closes minute 100
+    EXPECT_EQ(b.b.move(100, 7, 0, 55, 2), 2u);
+    EXPECT_EQ(b.b.move(101, 7, 0, 55, 5), 3u);  // only 3 were there
+    EXPECT_EQ(b.b.move(99, 7, 0, 55, 1), 0u);   // no such minute
+    std::vector<psw::MinuteBuckets::MinuteCopy> out;
+    ASSERT_TRUE(b.b.read(0, &out));
+    ASSERT_EQ(out.size(), 2u);
+    auto count = [](const psw::MinuteBuckets::MinuteCopy &m, uint32_t wait, uint64_t q) {
+        for (const auto &r : m.rows)
+            if (r.wait == wait && r.queryid == q) return static_cast<uint64_t>(r.count);
+        return uint64_t{0};
+    };
+    EXPECT_EQ(count(out[0], 7, 0), 1u);
+    EXPECT_EQ(count(out[0], 7, 55), 2u);
+    EXPECT_EQ(total(out[0]), 4u);
+    for (const auto &r : out[0].rows) EXPECT_NE(r.count, 0u);
+    EXPECT_EQ(count(out[1], 7, 0), 0u);  // taken to zero: gone
+    EXPECT_EQ(count(out[1], 7, 55), 3u);
+    EXPECT_EQ(total(out[1]), 4u);
+    b.b.tick(102, keys.data(), 1);  // closes 101 with the moved row
+    ASSERT_TRUE(b.b.read(101, &out));
+    EXPECT_EQ(count(out[0], 7, 55), 3u);
+    EXPECT_EQ(total(out[0]), 4u);
+}
+
+TEST(MinuteBuckets, MoveTakesFromTheOtherRow) {
+    Buckets b(4);
+    // More distinct queryids than a bucket keeps, all of wait 3, one of
+    // them queryid 0 with the fewest samples: folded into "other".
+    std::vector<psw::MinuteKey> keys;
+    for (uint64_t q = 1; q <= psw::MinuteBuckets::kBucketKeys + 10; q++)
+        for (int c = 0; c < 3; c++) keys.push_back(key(3, q));
+    keys.push_back(key(3, 0));
+    b.b.tick(10, keys.data(), keys.size());
+    b.b.tick(11, keys.data(), 1);
+    std::vector<psw::MinuteBuckets::MinuteCopy> before;
+    ASSERT_TRUE(b.b.read(10, &before));
+    ASSERT_EQ(before[0].minute, 10);
+    EXPECT_EQ(b.b.move(10, 3, 0, 99999, 1), 1u);
+    std::vector<psw::MinuteBuckets::MinuteCopy> after;
+    ASSERT_TRUE(b.b.read(10, &after));
+    EXPECT_EQ(total(after[0]), total(before[0]));
+    EXPECT_LE(after[0].rows.size(), psw::MinuteBuckets::kBucketKeys);
+    uint64_t other_before = 0, other_after = 0, own = 0;
+    for (const auto &r : before[0].rows)
+        if (r.wait == (3u | psw::kWaitOtherQueries)) other_before = r.count;
+    for (const auto &r : after[0].rows) {
+        if (r.wait == (3u | psw::kWaitOtherQueries)) other_after = r.count;
+        if (r.wait == 3u && r.queryid == 99999) own = r.count;
+    }
+    // Queryid 0 was folded into "other": the sample leaves that row for a
+    // row of its own (the bucket has room: only the top keys and the
+    // "other" rows were kept).
+    EXPECT_EQ(other_after + 1, other_before);
+    EXPECT_EQ(own, 1u);
+}
+
 }  // namespace

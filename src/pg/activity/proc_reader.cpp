@@ -1,5 +1,6 @@
 #include "proc_reader.h"
 
+#include "../../core/held_waits.h"
 #include "../wait_names.h"
 
 namespace psw {
@@ -79,6 +80,39 @@ static bool read_server_status(uint32 procno, const volatile PGPROC *proc, int32
                 out->state = kStateUnknown;
                 break;
         }
+        return true;
+    }
+    return false;
+}
+
+bool read_server_statement(uint32 procno, int32 pid, bool want_text, ServerStatement *out) {
+    if (backend_status_array == nullptr || procno >= proc_count()) return false;
+    const volatile PGPROC *proc = &ProcGlobal->allProcs[procno];
+    int i = compat_backend_status_index(procno, proc);  // client backends always have a direct index
+    if (i < 0 || i >= backend_status_slots) return false;
+    volatile PgBackendStatus *e = &backend_status_array[i];
+    // The text is copied inside the changecount section, hashed after it.
+    static char *text = nullptr;
+    const int size = pgstat_track_activity_query_size;
+    if (want_text && text == nullptr) text = static_cast<char *>(MemoryContextAlloc(TopMemoryContext, size + 1));
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int before, after;
+        pgstat_begin_read_activity(e, before);
+        int32 p = e->st_procpid;
+        BackendState st = e->st_state;
+        uint64 q = compat_queryid(e->st_query_id);
+        TimestampTz start = e->st_activity_start_timestamp;
+        if (want_text) {
+            memcpy(text, const_cast<const char *>(e->st_activity_raw), size);
+            text[size] = '\0';
+        }
+        pgstat_end_read_activity(e, after);
+        if (!pgstat_read_activity_complete(before, after)) continue;
+        if (p != pid) return false;
+        out->start = start;
+        out->queryid = q;
+        out->running = st == STATE_RUNNING || st == STATE_FASTPATH;
+        out->text_key = want_text ? held_text_key(text) : 0;
         return true;
     }
     return false;
@@ -180,10 +214,11 @@ bool read_proc(uint32 procno, ProcSample *out) {
     if (out->state == kStateIdle && out->backend_type == B_BACKEND && waits_at_work(out->wait_event_info)) {
         out->state = kStateActive;
         // The tracker's slot knows nothing of this statement yet (track =
-        // all): PostgreSQL's entry has its start, and its id once known (a
+        // all), nor is there a slot before a backend's first statement
+        // ends: PostgreSQL's entry has its start, and its id once known (a
         // Bind reports it), as server mode reads them.
         ServerStatus st;
-        if (have_own && own.source == kSourceTracker && read_server_status(procno, proc, pid, &st) && st.running) {
+        if ((!have_own || own.source == kSourceTracker) && read_server_status(procno, proc, pid, &st) && st.running) {
             out->queryid = st.queryid;
             out->top_queryid = st.queryid;
             out->query_start = st.start;

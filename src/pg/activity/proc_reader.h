@@ -34,6 +34,20 @@ uint32 proc_count();
 // is just changing state.
 bool server_reports_idle(uint32 procno, int32 pid);
 
+// What PostgreSQL's own entry of client backend pid (PGPROC number procno)
+// says of its statement, whatever the backend's mode: the start, the raw
+// query id (kept while idle after the statement, 0 until parse analysis
+// gives one), whether it still runs, and (want_text) a key of the text
+// (held_text_key over the entry's copy, truncated as pg_stat_activity's).
+// False when the entry is not that process's or keeps changing.
+struct ServerStatement {
+    TimestampTz start;
+    uint64 queryid;
+    bool running;
+    uint64 text_key;
+};
+bool read_server_statement(uint32 procno, int32 pid, bool want_text, ServerStatement *out);
+
 // Idle client backends and idle main-loop waits of background processes,
 // skipped by the sampler unless pg_stat_waits.sample_idle is on.
 bool is_idle_sample(const ProcSample &s);

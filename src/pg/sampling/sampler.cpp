@@ -282,6 +282,7 @@ __attribute__((always_inline)) static inline void prefetch_proc(uint32 procno, u
 static HistorySample *tick_samples = nullptr;
 static ProfileKey *tick_profile_keys = nullptr;
 static MinuteKey *tick_keys = nullptr;
+static uint32 *tick_procnos = nullptr;
 static uint32 tick_capacity = 0;
 
 static void take_sample() {
@@ -291,9 +292,16 @@ static void take_sample() {
     bool sample_idle = guc_sample_idle;
     for (uint32 procno = 0; procno < nprocs && n < tick_capacity; procno++) {
         prefetch_proc(procno, nprocs);
-        if (!sample_idle && quick_idle(procno)) continue;
+        // A process whose statement has samples without an id yet is read
+        // in full: idle, it may show that statement's id now.
+        const bool watching = late_ids_watching(procno);
+        if (!sample_idle && !watching && quick_idle(procno)) continue;
         ProcSample s;
-        if (!read_proc(procno, &s)) continue;
+        if (!read_proc(procno, &s)) {
+            if (watching) late_ids_observe(procno, nullptr);
+            continue;
+        }
+        if (watching) late_ids_observe(procno, &s);
         if (s.pid == MyProcPid) continue;  // the sampler does not sample itself
         if (!sample_idle && is_idle_sample(s)) continue;
         HistorySample &h = tick_samples[n];
@@ -321,6 +329,7 @@ static void take_sample() {
         memset(&k, 0, sizeof(k));
         k.queryid = s.queryid;
         k.wait = h.wait;
+        tick_procnos[n] = procno;
         n++;
     }
 
@@ -336,17 +345,20 @@ static void take_sample() {
     LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     sampling->profile_seq.write_begin();
     publish_blocker_records(blockers);
+    const uint64 first_pos = ring.head();
     for (uint32 i = 0; i < n; i++) ring.push(tick_samples[i]);
     int64 dropped = 0;
     for_each_run(tick_profile_keys, n, [&](const ProfileKey &key, uint64 count) {
         if (!profile.add(key, count)) dropped += static_cast<int64>(count);
     });
+    const int64 minute = now / USECS_PER_MINUTE;
     bool buckets_ok = true;
     try {
-        minute_buckets().tick(now / USECS_PER_MINUTE, tick_keys, n);
+        minute_buckets().tick(minute, tick_keys, n);
     } catch (...) {
         buckets_ok = false;  // out of memory while compacting a minute
     }
+    late_ids_apply(ring, profile, minute_buckets());
     sampling->samples_recorded += n;
     sampling->period_ms = guc_sample_period_ms;
     shared->samples_taken++;
@@ -358,6 +370,8 @@ static void take_sample() {
     sampling->profile_seq.write_end();
     LWLockRelease(shared->lock);
     if (!buckets_ok) elog(LOG, "pg_stat_waits sampler: out of memory while closing a minute bucket");
+    for (uint32 i = 0; i < n; i++)
+        if (late_ids_candidate(tick_samples[i])) late_ids_note(tick_procnos[i], tick_samples[i], first_pos + i, minute);
 }
 
 static void sampler_exit(int code, Datum arg) {
@@ -427,7 +441,10 @@ void pg_stat_waits_sampler_main(Datum arg) {
         MemoryContextAllocZero(TopMemoryContext, sizeof(psw::ProfileKey) * psw::tick_capacity));
     psw::tick_keys = static_cast<psw::MinuteKey *>(
         MemoryContextAllocZero(TopMemoryContext, sizeof(psw::MinuteKey) * psw::tick_capacity));
+    psw::tick_procnos = static_cast<uint32 *>(
+        MemoryContextAllocZero(TopMemoryContext, sizeof(uint32) * psw::tick_capacity));
     psw::blockers_init(psw::tick_capacity);
+    psw::late_ids_init(psw::tick_capacity);
     psw::request_short_slice();
     psw::sampler_wait_event = psw::compat_register_wait_event("PgStatWaitsSampler");
     // The sampler's own waits are its schedule, not work: they stay out of

@@ -132,4 +132,17 @@ void publish_blocker_records(SampleRing<BlockerRecord> &ring);
 // sampler.cpp).
 void register_sampler();
 
+// Samples taken before their statement had an id (late_ids.cpp), for the
+// sampler's tick: which processes it must read even when they look idle;
+// observe() each such process once read (nullptr: gone); note() each
+// candidate sample once pushed at ring position pos; apply() inside the
+// write section gives the ids found this tick to their samples.
+void late_ids_init(uint32 capacity);
+bool late_ids_watching(uint32 procno);
+bool late_ids_candidate(const HistorySample &h);
+struct ProcSample;
+void late_ids_observe(uint32 procno, const ProcSample *s);
+void late_ids_note(uint32 procno, const HistorySample &h, uint64 pos, int64 minute);
+void late_ids_apply(SampleRing<HistorySample> &ring, FixedHashTable<ProfileKey> &profile, MinuteBuckets buckets);
+
 }  // namespace psw

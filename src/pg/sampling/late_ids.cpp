@@ -1,0 +1,206 @@
+// Samples taken before their statement had an id, given it once it is known.
+//
+// Why: parse analysis opens a statement's tables before PostgreSQL has its
+// query id, so a statement queued behind another session's lock (a
+// migration's ACCESS EXCLUSIVE, the classic stall) waits with no id: its
+// samples would count under a NULL queryid for as long as it waits, which
+// hides exactly the statements a DBA looks for afterwards. The sampler
+// notes such samples per process; when a later tick finds that process's
+// statement with an id (PostgreSQL's own entry keeps it, even idle, after
+// the statement ended), the samples get it: in the history ring in place,
+// and moved from the NULL-id key to the statement's in the profile and the
+// minute buckets, totals unchanged. The same statement: for one query
+// message, the same start; for a Parse message whose Bind and Execute come
+// later (each message restarts the clock), the same text.
+//
+// Samples are left with no id when the process moves on without one (an
+// error, lock_timeout, another text), exits, or a reset intervenes. Work is
+// done only for processes with such samples; a tick that gives ids scans
+// the history written since the oldest of them (bounded by the ring).
+#include "sampling.h"
+
+#include <algorithm>
+
+#include "../activity/proc_reader.h"
+
+namespace psw {
+
+namespace {
+
+// Samples of one process's statement that have no id yet, by minute and
+// wait event (a long wait spans minutes; one wait event mostly).
+struct LatePart {
+    int64 minute;
+    uint32 wait;
+    uint32 count;
+};
+constexpr int kLateParts = 16;
+
+struct LateStatement {
+    TimestampTz query_start;
+    uint64 text_key;
+    TimestampTz stats_reset;  // a reset in between forgets the samples
+    uint64 first_pos;  // history ring positions of the first and last sample
+    uint64 last_pos;
+    ProfileKey key;  // the NULL-id profile key (wait set per part)
+    int nparts;
+    LatePart parts[kLateParts];
+};
+
+// A statement found with its id this tick.
+struct LateAdoption {
+    uint32 procno;
+    uint64 queryid;
+};
+
+// The same, keyed for the history pass (sorted by pid). Preallocated: the
+// pass runs inside the sampler's write section, where nothing may throw.
+struct Found {
+    int32 pid;
+    TimestampTz query_start;
+    uint64 queryid;
+};
+
+// Per procno: the pid whose samples are noted (0: none), apart from the
+// rest so that the sampler's per-process test reads a small dense array.
+int32 *late_pid = nullptr;
+LateStatement *late = nullptr;  // per procno
+LateAdoption *adoptions = nullptr;
+Found *found = nullptr;
+uint32 nadoptions = 0;
+uint32 capacity = 0;
+
+}  // namespace
+
+void late_ids_init(uint32 n) {
+    capacity = n;
+    late_pid = static_cast<int32 *>(MemoryContextAllocZero(TopMemoryContext, sizeof(int32) * n));
+    late = static_cast<LateStatement *>(MemoryContextAllocZero(TopMemoryContext, sizeof(LateStatement) * n));
+    adoptions = static_cast<LateAdoption *>(MemoryContextAllocZero(TopMemoryContext, sizeof(LateAdoption) * n));
+    found = static_cast<Found *>(MemoryContextAllocZero(TopMemoryContext, sizeof(Found) * n));
+}
+
+bool late_ids_watching(uint32 procno) { return procno < capacity && late_pid[procno] != 0; }
+
+bool late_ids_candidate(const HistorySample &h) {
+    return h.backend_type == B_BACKEND && h.state == kStateActive && h.queryid == 0 && h.leader_pid == 0 &&
+           h.wait != 0 && h.query_start != 0;
+}
+
+void late_ids_observe(uint32 procno, const ProcSample *s) {
+    if (!late_ids_watching(procno)) return;
+    LateStatement &l = late[procno];
+    int32 &pid = late_pid[procno];
+    // Gone, or the statement still waiting without an id (noted later).
+    if (s == nullptr || s->pid != pid) {
+        pid = 0;
+        return;
+    }
+    if (s->queryid == 0 && s->state == kStateActive && s->query_start == l.query_start) return;
+    ServerStatement st;
+    if (!read_server_statement(procno, pid, false, &st)) return;  // try again next tick
+    if (st.queryid == 0) {
+        // Still before its id (parse analysis on the CPU), or ended without
+        // one (an error: the entry shows idle with no id).
+        if (!(st.running && st.start == l.query_start)) pid = 0;
+        return;
+    }
+    bool same = st.start == l.query_start;
+    if (!same && st.start > l.query_start) {
+        // A later message of the same text (a Bind and Execute after the
+        // Parse that waited), or something else entirely.
+        ServerStatement with_text;
+        same = read_server_statement(procno, pid, true, &with_text) && with_text.queryid == st.queryid &&
+               with_text.text_key == l.text_key;
+    }
+    if (same && l.stats_reset == shared->stats_reset)
+        adoptions[nadoptions++] = LateAdoption{procno, st.queryid};
+    else
+        pid = 0;
+}
+
+void late_ids_note(uint32 procno, const HistorySample &h, uint64 pos, int64 minute) {
+    if (procno >= capacity) return;
+    LateStatement &l = late[procno];
+    int32 &pid = late_pid[procno];
+    if (pid != h.pid || l.query_start != h.query_start) {
+        ServerStatement st;
+        pid = 0;
+        if (!read_server_statement(procno, h.pid, true, &st) || st.start != h.query_start) return;
+        pid = h.pid;
+        l.query_start = h.query_start;
+        l.text_key = st.text_key;
+        l.stats_reset = shared->stats_reset;
+        l.first_pos = pos;
+        memset(&l.key, 0, sizeof(l.key));
+        l.key.datid = h.datid;
+        l.key.usesysid = h.usesysid;
+        l.key.backend_type = h.backend_type;
+        l.nparts = 0;
+    }
+    l.last_pos = pos;
+    for (int i = 0; i < l.nparts; i++) {
+        if (l.parts[i].minute == minute && l.parts[i].wait == h.wait) {
+            l.parts[i].count++;
+            return;
+        }
+    }
+    if (l.nparts == kLateParts) {
+        pid = 0;  // more minutes and events than noted: leave them as they are
+        return;
+    }
+    l.parts[l.nparts++] = LatePart{minute, h.wait, 1};
+}
+
+void late_ids_apply(SampleRing<HistorySample> &ring, FixedHashTable<ProfileKey> &profile, MinuteBuckets buckets) {
+    if (nadoptions == 0) return;
+    uint64 from = UINT64_MAX, to = 0;
+    for (uint32 a = 0; a < nadoptions; a++) {
+        LateStatement &l = late[adoptions[a].procno];
+        from = Min(from, l.first_pos);
+        to = Max(to, l.last_pos);
+        // The profile: per wait event, from the NULL-id key to the id's.
+        for (int i = 0; i < l.nparts; i++) {
+            bool first_of_event = true;
+            for (int j = 0; j < i; j++) first_of_event = first_of_event && l.parts[j].wait != l.parts[i].wait;
+            if (!first_of_event) continue;
+            uint64 n = 0;
+            for (int j = i; j < l.nparts; j++)
+                if (l.parts[j].wait == l.parts[i].wait) n += l.parts[j].count;
+            ProfileKey k = l.key;
+            k.wait = l.parts[i].wait;
+            uint64 taken = profile.take(k, n);
+            if (taken == 0) continue;
+            ProfileKey own = k;
+            own.queryid = adoptions[a].queryid;
+            if (!profile.add(own, taken)) profile.add(k, taken);  // no room: they stay where they were
+        }
+        for (int i = 0; i < l.nparts; i++)
+            buckets.move(l.parts[i].minute, l.parts[i].wait, 0, adoptions[a].queryid, l.parts[i].count);
+    }
+    // The history: one pass over what was written since the oldest sample,
+    // for all the statements at once (the ring bounds it), each sample's
+    // process found by binary search.
+    for (uint32 a = 0; a < nadoptions; a++) {
+        const LateStatement &l = late[adoptions[a].procno];
+        found[a] = Found{late_pid[adoptions[a].procno], l.query_start, adoptions[a].queryid};
+    }
+    std::sort(found, found + nadoptions, [](const Found &x, const Found &y) { return x.pid < y.pid; });
+    uint64 head = ring.head();
+    if (head > ring.capacity() && from < head - ring.capacity()) from = head - ring.capacity();
+    for (uint64 p = from; p <= to && p < head; p++) {
+        ring.rewrite(p, [&](HistorySample &h) {
+            if (h.queryid != 0 || h.state != kStateActive) return false;
+            const Found *f = std::lower_bound(found, found + nadoptions, h.pid,
+                                              [](const Found &x, int32 pid) { return x.pid < pid; });
+            if (f == found + nadoptions || f->pid != h.pid || f->query_start != h.query_start) return false;
+            h.queryid = f->queryid;
+            h.top_queryid = f->queryid;
+            return true;
+        });
+    }
+    for (uint32 a = 0; a < nadoptions; a++) late_pid[adoptions[a].procno] = 0;
+    nadoptions = 0;
+}
+
+}  // namespace psw
