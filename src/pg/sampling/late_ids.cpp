@@ -61,26 +61,32 @@ struct Found {
     uint64 queryid;
 };
 
-// Per procno: the pid whose samples are noted (0: none), apart from the
-// rest so that the sampler's per-process test reads a small dense array.
-int32 *late_pid = nullptr;
 LateStatement *late = nullptr;  // per procno
 LateAdoption *adoptions = nullptr;
 Found *found = nullptr;
 uint32 nadoptions = 0;
 uint32 capacity = 0;
 
+// Statements newly noted per tick at most: each reads its process's text
+// once. Under heavy contention many backends can wait in parse analysis at
+// once (a lock manager LWLock); past this, their samples keep no id rather
+// than make the tick long.
+constexpr uint32 kNewPerTick = 64;
+uint32 new_this_tick = 0;
+
 }  // namespace
+
+// Per procno: the pid whose samples are noted (0: none), apart from the
+// rest so that the sampler's per-process test reads a small dense array.
+int32 *late_ids_pid = nullptr;
 
 void late_ids_init(uint32 n) {
     capacity = n;
-    late_pid = static_cast<int32 *>(MemoryContextAllocZero(TopMemoryContext, sizeof(int32) * n));
+    late_ids_pid = static_cast<int32 *>(MemoryContextAllocZero(TopMemoryContext, sizeof(int32) * n));
     late = static_cast<LateStatement *>(MemoryContextAllocZero(TopMemoryContext, sizeof(LateStatement) * n));
     adoptions = static_cast<LateAdoption *>(MemoryContextAllocZero(TopMemoryContext, sizeof(LateAdoption) * n));
     found = static_cast<Found *>(MemoryContextAllocZero(TopMemoryContext, sizeof(Found) * n));
 }
-
-bool late_ids_watching(uint32 procno) { return procno < capacity && late_pid[procno] != 0; }
 
 bool late_ids_candidate(const HistorySample &h) {
     return h.backend_type == B_BACKEND && h.state == kStateActive && h.queryid == 0 && h.leader_pid == 0 &&
@@ -88,9 +94,9 @@ bool late_ids_candidate(const HistorySample &h) {
 }
 
 void late_ids_observe(uint32 procno, const ProcSample *s) {
-    if (!late_ids_watching(procno)) return;
+    if (procno >= capacity || !late_ids_watching(procno)) return;
     LateStatement &l = late[procno];
-    int32 &pid = late_pid[procno];
+    int32 &pid = late_ids_pid[procno];
     // Gone, or the statement still waiting without an id (noted later).
     if (s == nullptr || s->pid != pid) {
         pid = 0;
@@ -122,10 +128,12 @@ void late_ids_observe(uint32 procno, const ProcSample *s) {
 void late_ids_note(uint32 procno, const HistorySample &h, uint64 pos, int64 minute) {
     if (procno >= capacity) return;
     LateStatement &l = late[procno];
-    int32 &pid = late_pid[procno];
+    int32 &pid = late_ids_pid[procno];
     if (pid != h.pid || l.query_start != h.query_start) {
         ServerStatement st;
         pid = 0;
+        if (new_this_tick == kNewPerTick) return;
+        new_this_tick++;
         if (!read_server_statement(procno, h.pid, true, &st) || st.start != h.query_start) return;
         pid = h.pid;
         l.query_start = h.query_start;
@@ -153,6 +161,7 @@ void late_ids_note(uint32 procno, const HistorySample &h, uint64 pos, int64 minu
 }
 
 void late_ids_apply(SampleRing<HistorySample> &ring, FixedHashTable<ProfileKey> &profile, MinuteBuckets buckets) {
+    new_this_tick = 0;  // apply() opens each tick's notes
     if (nadoptions == 0) return;
     uint64 from = UINT64_MAX, to = 0;
     for (uint32 a = 0; a < nadoptions; a++) {
@@ -183,7 +192,7 @@ void late_ids_apply(SampleRing<HistorySample> &ring, FixedHashTable<ProfileKey> 
     // process found by binary search.
     for (uint32 a = 0; a < nadoptions; a++) {
         const LateStatement &l = late[adoptions[a].procno];
-        found[a] = Found{late_pid[adoptions[a].procno], l.query_start, adoptions[a].queryid};
+        found[a] = Found{late_ids_pid[adoptions[a].procno], l.query_start, adoptions[a].queryid};
     }
     std::sort(found, found + nadoptions, [](const Found &x, const Found &y) { return x.pid < y.pid; });
     uint64 head = ring.head();
@@ -199,7 +208,7 @@ void late_ids_apply(SampleRing<HistorySample> &ring, FixedHashTable<ProfileKey> 
             return true;
         });
     }
-    for (uint32 a = 0; a < nadoptions; a++) late_pid[adoptions[a].procno] = 0;
+    for (uint32 a = 0; a < nadoptions; a++) late_ids_pid[adoptions[a].procno] = 0;
     nadoptions = 0;
 }
 

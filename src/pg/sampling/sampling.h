@@ -138,7 +138,8 @@ void register_sampler();
 // candidate sample once pushed at ring position pos; apply() inside the
 // write section gives the ids found this tick to their samples.
 void late_ids_init(uint32 capacity);
-bool late_ids_watching(uint32 procno);
+extern int32 *late_ids_pid;  // per procno: the pid whose samples are noted, 0 for none
+inline bool late_ids_watching(uint32 procno) { return late_ids_pid[procno] != 0; }
 bool late_ids_candidate(const HistorySample &h);
 struct ProcSample;
 void late_ids_observe(uint32 procno, const ProcSample *s);
