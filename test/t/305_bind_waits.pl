@@ -102,7 +102,8 @@ for my $track ('top', 'all')
 }
 
 # The default mode (no timing, PostgreSQL's own entry read for the ids):
-# the sampler gives the samples of parse analysis their statement's id alike.
+# the sampler gives the samples of parse analysis their statement's id alike,
+# eight sessions released from the same lock at once.
 for my $mode ('simple', 'extended')
 {
 	sql($admin, 'SELECT pg_stat_waits_reset(); SELECT pg_stat_statements_reset()');
@@ -112,11 +113,11 @@ for my $mode ('simple', 'extended')
 	my $holder = psw_session($node, 'BEGIN', 'LOCK TABLE lk IN ACCESS EXCLUSIVE MODE');
 	my ($out, $err) = ('', '');
 	my $bench = IPC::Run::start(
-		[ 'pgbench', '-n', '-t', '1', '-M', $mode, '-f', $script, '-h', $node->host, '-p', $node->port, 'postgres' ],
+		[ 'pgbench', '-n', '-t', '1', '-c', '8', '-j', '2', '-M', $mode, '-f', $script, '-h', $node->host, '-p', $node->port, 'postgres' ],
 		'>', \$out, '2>', \$err);
 	ok( wait_until(
-			sub { sql($admin, "SELECT count(*) FROM pg_locks WHERE relation = 'lk'::regclass AND NOT granted") == 1 }),
-		"default mode, -M $mode: the statement waits for the table's lock");
+			sub { sql($admin, "SELECT count(*) FROM pg_locks WHERE relation = 'lk'::regclass AND NOT granted") == 8 }),
+		"default mode, -M $mode: eight statements wait for the table's lock");
 	usleep(500_000);
 	sql($holder, 'COMMIT');
 	$holder->quit;
@@ -128,7 +129,7 @@ for my $mode ('simple', 'extended')
 		       (SELECT count(*) FROM pg_stat_waits_history WHERE queryid IS NULL AND wait_event = 'relation'),
 		       (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid = $qid AND wait_event = 'relation'),
 		       (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid IS NULL AND wait_event = 'relation')});
-	cmp_ok($own, '>', 20, "default mode, -M $mode: sampled under the statement's id ($own samples)");
+	cmp_ok($own, '>', 8 * 20, "default mode, -M $mode: sampled under the statement's id ($own samples)");
 	is($null, 0, "default mode, -M $mode: none left without an id");
 	is("$prof_own/$prof_null", "$own/0", "default mode, -M $mode: the profile agrees");
 }
