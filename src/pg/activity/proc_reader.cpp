@@ -34,7 +34,17 @@ struct ServerStatus {
     bool running;
 };
 
-static bool read_server_status(uint32 procno, const volatile PGPROC *proc, int32 pid, ServerStatus *out) {
+// The fields of a backend's status entry that the readers below use, and
+// optionally its text (text_size bytes, NUL-terminated), copied under the
+// entry's changecount. False when the entry keeps changing.
+struct RawEntry {
+    int32 pid;
+    BackendState state;
+    uint64 queryid;
+    TimestampTz start;
+};
+
+static bool read_entry(uint32 procno, const volatile PGPROC *proc, char *text, int text_size, RawEntry *out) {
     if (backend_status_array == nullptr) return false;
     int i = compat_backend_status_index(procno, proc);  // client backends always have a direct index
     if (i < 0 || i >= backend_status_slots) return false;
@@ -44,78 +54,71 @@ static bool read_server_status(uint32 procno, const volatile PGPROC *proc, int32
     for (int attempt = 0; attempt < 100; attempt++) {
         int before, after;
         pgstat_begin_read_activity(e, before);
-        int32 p = e->st_procpid;
-        BackendState st = e->st_state;
-        uint64 q = compat_queryid(e->st_query_id);
-        TimestampTz start = e->st_activity_start_timestamp;
-        pgstat_end_read_activity(e, after);
-        if (!pgstat_read_activity_complete(before, after)) continue;
-        if (p != pid) return false;
-        // Ids as the statement tracker keeps them: kept while running and
-        // idle in transaction, cleared when idle or in an aborted block.
-        out->queryid = 0;
-        out->start = start;
-        out->running = st == STATE_RUNNING || st == STATE_FASTPATH;
-        switch (st) {
-            case STATE_RUNNING:
-            case STATE_FASTPATH:
-                // Until parse analysis gives the new statement its id (raw
-                // parsing of a message, a fast-path function call) the
-                // backend is between statements, as the tracker reports it:
-                // no id to charge, and not sampled as a statement's work.
-                out->state = q != 0 ? kStateActive : kStateIdle;
-                out->queryid = q;
-                break;
-            case STATE_IDLEINTRANSACTION:
-                out->state = kStateIdleInXact;
-                out->queryid = q;
-                break;
-            case STATE_IDLEINTRANSACTION_ABORTED:
-                out->state = kStateIdleInXact;
-                break;
-            case STATE_IDLE:
-                out->state = kStateIdle;
-                break;
-            default:  // track_activities was turned off: the backend switches to its tracker
-                out->state = kStateUnknown;
-                break;
+        out->pid = e->st_procpid;
+        out->state = e->st_state;
+        out->queryid = compat_queryid(e->st_query_id);
+        out->start = e->st_activity_start_timestamp;
+        if (text != nullptr) {
+            memcpy(text, const_cast<const char *>(e->st_activity_raw), text_size);
+            text[text_size] = '\0';
         }
-        return true;
+        pgstat_end_read_activity(e, after);
+        if (pgstat_read_activity_complete(before, after)) return true;
     }
     return false;
 }
 
+static bool read_server_status(uint32 procno, const volatile PGPROC *proc, int32 pid, ServerStatus *out) {
+    RawEntry r;
+    if (!read_entry(procno, proc, nullptr, 0, &r) || r.pid != pid) return false;
+    const BackendState st = r.state;
+    const uint64 q = r.queryid;
+    // Ids as the statement tracker keeps them: kept while running and
+    // idle in transaction, cleared when idle or in an aborted block.
+    out->queryid = 0;
+    out->start = r.start;
+    out->running = st == STATE_RUNNING || st == STATE_FASTPATH;
+    switch (st) {
+        case STATE_RUNNING:
+        case STATE_FASTPATH:
+            // Until parse analysis gives the new statement its id (raw
+            // parsing of a message, a fast-path function call) the
+            // backend is between statements, as the tracker reports it:
+            // no id to charge, and not sampled as a statement's work.
+            out->state = q != 0 ? kStateActive : kStateIdle;
+            out->queryid = q;
+            break;
+        case STATE_IDLEINTRANSACTION:
+            out->state = kStateIdleInXact;
+            out->queryid = q;
+            break;
+        case STATE_IDLEINTRANSACTION_ABORTED:
+            out->state = kStateIdleInXact;
+            break;
+        case STATE_IDLE:
+            out->state = kStateIdle;
+            break;
+        default:  // track_activities was turned off: the backend switches to its tracker
+            out->state = kStateUnknown;
+            break;
+    }
+    return true;
+}
+
 bool read_server_statement(uint32 procno, int32 pid, bool want_text, ServerStatement *out) {
-    if (backend_status_array == nullptr || procno >= proc_count()) return false;
-    const volatile PGPROC *proc = &ProcGlobal->allProcs[procno];
-    int i = compat_backend_status_index(procno, proc);  // client backends always have a direct index
-    if (i < 0 || i >= backend_status_slots) return false;
-    volatile PgBackendStatus *e = &backend_status_array[i];
+    if (procno >= proc_count()) return false;
     // The text is copied inside the changecount section, hashed after it.
     static char *text = nullptr;
     const int size = pgstat_track_activity_query_size;
     if (want_text && text == nullptr) text = static_cast<char *>(MemoryContextAlloc(TopMemoryContext, size + 1));
-    for (int attempt = 0; attempt < 100; attempt++) {
-        int before, after;
-        pgstat_begin_read_activity(e, before);
-        int32 p = e->st_procpid;
-        BackendState st = e->st_state;
-        uint64 q = compat_queryid(e->st_query_id);
-        TimestampTz start = e->st_activity_start_timestamp;
-        if (want_text) {
-            memcpy(text, const_cast<const char *>(e->st_activity_raw), size);
-            text[size] = '\0';
-        }
-        pgstat_end_read_activity(e, after);
-        if (!pgstat_read_activity_complete(before, after)) continue;
-        if (p != pid) return false;
-        out->start = start;
-        out->queryid = q;
-        out->running = st == STATE_RUNNING || st == STATE_FASTPATH;
-        out->text_key = want_text ? held_text_key(text) : 0;
-        return true;
-    }
-    return false;
+    RawEntry r;
+    if (!read_entry(procno, &ProcGlobal->allProcs[procno], want_text ? text : nullptr, size, &r) || r.pid != pid)
+        return false;
+    out->start = r.start;
+    out->queryid = r.queryid;
+    out->running = r.state == STATE_RUNNING || r.state == STATE_FASTPATH;
+    out->text_key = want_text ? held_text_key(text) : 0;
+    return true;
 }
 
 bool server_reports_idle(uint32 procno, int32 pid) {
