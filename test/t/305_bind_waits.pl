@@ -135,33 +135,47 @@ for my $mode ('simple', 'extended')
 }
 
 # A statement that fails in its wait (lock_timeout in parse analysis) never
-# got an id: its wait counts outside any statement, and the same text run
-# again afterwards does not take it.
-sql($admin, 'SELECT pg_stat_waits_reset()');
+# began: timed, its wait counts outside any statement, and the same text
+# run again afterwards does not take it. Sampled, the wait was that query's
+# (the text makes the queryid): its samples get the id when the same text
+# runs next, and keep none when another text runs first.
+for my $then ('the same text', 'another text')
 {
+	sql($admin, 'SELECT pg_stat_waits_reset()');
 	my $holder = psw_session($node, 'BEGIN', 'LOCK TABLE lk IN ACCESS EXCLUSIVE MODE');
 	my $s = psw_session($node, 'SET pg_stat_waits.timing = on', "SET lock_timeout = '300ms'");
+	my $s_pid = backend_pid($s);
 	$s->{stderr} = '';
 	$s->query('SELECT count(*) AS lt_probe FROM lk');
-	like($s->{stderr}, qr/lock timeout/, 'lock_timeout ends the statement in its parse analysis');
+	like($s->{stderr}, qr/lock timeout/, "then $then: lock_timeout ends the statement in its parse analysis");
 	sql($holder, 'COMMIT');
+	sql($s, 'SELECT count(*) AS lt_other FROM lk') if $then eq 'another text';
 	sql($s, 'SELECT count(*) AS lt_probe FROM lk');
+	usleep(100_000);    # a tick or more sees the session idle after it
+	# PostgreSQL's id of the query, as the idle session still shows it.
+	my $qid = sql($admin, "SELECT query_id FROM pg_stat_activity WHERE pid = $s_pid");
 	$_->quit for $holder, $s;
 	my ($all_ms, $attributed_ms) = split /\|/, sql(
 		$admin, q{
 		SELECT round((SELECT sum(total_time) FROM pg_stat_waits WHERE wait_event_type = 'Lock' AND wait_event = 'relation')),
 		       round((SELECT coalesce(sum(total_time), 0) FROM pg_stat_waits_queries
 		               WHERE wait_event_type = 'Lock' AND wait_event = 'relation'))});
-	cmp_ok($all_ms, '>=', 290, "the timed-out wait is counted ($all_ms ms)");
-	is($attributed_ms, 0, 'outside any statement, the retry of the same text included');
-	# The sampler leaves its samples with no id too: the retry's later
-	# start is another statement.
+	cmp_ok($all_ms, '>=', 290, "then $then: the timed-out wait is counted ($all_ms ms)");
+	is($attributed_ms, 0, "then $then: timed, outside any statement, the retry of the same text included");
 	my ($null_samples, $own_samples) = split /\|/, sql(
-		$admin, q{
+		$admin, qq{
 		SELECT (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid IS NULL AND wait_event = 'relation'),
-		       (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid IS NOT NULL AND wait_event = 'relation')});
-	cmp_ok($null_samples, '>=', 10, "sampled with no id ($null_samples samples)");
-	is($own_samples, 0, 'and none given to the retry');
+		       (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid = $qid AND wait_event = 'relation')});
+	if ($then eq 'the same text')
+	{
+		cmp_ok($own_samples, '>=', 10, "then $then: sampled under the query's id ($own_samples samples)");
+		is($null_samples, 0, "then $then: none left without an id");
+	}
+	else
+	{
+		cmp_ok($null_samples, '>=', 10, "then $then: sampled with no id ($null_samples samples)");
+		is($own_samples, 0, "then $then: none given to the query run after the other one");
+	}
 }
 
 $admin->quit;

@@ -10,13 +10,17 @@
 // the statement ended), the samples get it: in the history ring in place,
 // and moved from the NULL-id key to the statement's in the profile and the
 // minute buckets, totals unchanged. The same statement: for one query
-// message, the same start; for a Parse message whose Bind and Execute come
-// later (each message restarts the clock), the same text.
+// message, the same start; else the same text, run before any other text
+// (a Parse's Bind and Execute, each message restarting the clock, or the
+// same query run again after the first run failed in its wait: the text
+// makes the queryid, so the samples are that query's either way). The rule
+// does not depend on which moments the ticks happen to catch.
 //
-// Samples are left with no id when the process moves on without one (an
-// error, lock_timeout, another text), exits, or a reset intervenes. Work is
-// done only for processes with such samples; a tick that gives ids scans
-// the history written since the oldest of them (bounded by the ring).
+// Samples are left with no id when the process runs another text first,
+// exits, shows no run of the text with an id within a minute, or a reset
+// intervenes. Work is done only for processes with such samples; a tick
+// that gives ids scans the history written since the oldest of them
+// (bounded by the ring).
 #include "sampling.h"
 
 #include <algorithm>
@@ -40,6 +44,7 @@ struct LateStatement {
     TimestampTz query_start;
     uint64 text_key;
     TimestampTz stats_reset;  // a reset in between forgets the samples
+    TimestampTz last_sample;  // when the latest was taken
     uint64 first_pos;  // history ring positions of the first and last sample
     uint64 last_pos;
     ProfileKey key;  // the NULL-id profile key (wait set per part)
@@ -72,6 +77,10 @@ uint32 capacity = 0;
 // once (a lock manager LWLock); past this, their samples keep no id rather
 // than make the tick long.
 constexpr uint32 kNewPerTick = 64;
+
+// How long after its latest sample a statement's samples wait for a run of
+// its text to show the id.
+constexpr TimestampTz kKeepUsecs = 60 * USECS_PER_SEC;
 uint32 new_this_tick = 0;
 
 }  // namespace
@@ -93,33 +102,36 @@ bool late_ids_candidate(const HistorySample &h) {
            h.wait != 0 && h.query_start != 0;
 }
 
-void late_ids_observe(uint32 procno, const ProcSample *s) {
+void late_ids_observe(uint32 procno, const ProcSample *s, TimestampTz now) {
     if (procno >= capacity || !late_ids_watching(procno)) return;
     LateStatement &l = late[procno];
     int32 &pid = late_ids_pid[procno];
-    // Gone, or the statement still waiting without an id (noted later).
-    if (s == nullptr || s->pid != pid) {
+    // Gone, or no statement of that text for a minute: let go.
+    if (s == nullptr || s->pid != pid || now - l.last_sample > kKeepUsecs) {
         pid = 0;
         return;
     }
+    // Still waiting without an id (noted after the tick's write).
     if (s->queryid == 0 && s->state == kStateActive && s->query_start == l.query_start) return;
     ServerStatement st;
     if (!read_server_statement(procno, pid, false, &st)) return;  // try again next tick
-    if (st.queryid == 0) {
-        // Still before its id (parse analysis on the CPU), or ended without
-        // one (an error: the entry shows idle with no id).
-        if (!(st.running && st.start == l.query_start)) pid = 0;
-        return;
-    }
-    bool same = st.start == l.query_start;
-    if (!same && st.start > l.query_start) {
-        // A later message of the same text (a Bind and Execute after the
-        // Parse that waited), or something else entirely.
+    if (st.start != l.query_start) {
+        // A later message: of the same text (a Bind and Execute after the
+        // Parse that waited, the same statement run again after an error),
+        // or another statement, which ends the wait for an id.
         ServerStatement with_text;
-        same = read_server_statement(procno, pid, true, &with_text) && with_text.queryid == st.queryid &&
-               with_text.text_key == l.text_key;
+        if (!read_server_statement(procno, pid, true, &with_text)) return;
+        if (with_text.text_key != l.text_key || with_text.start != st.start) {
+            pid = 0;
+            return;
+        }
+        st = with_text;
     }
-    if (same && l.stats_reset == shared->stats_reset)
+    // No id yet (parse analysis on the CPU), or none for that run (it
+    // failed before parse analysis ended: idle with no id): keep waiting
+    // for a run of the same text to show it.
+    if (st.queryid == 0) return;
+    if (l.stats_reset == shared->stats_reset)
         adoptions[nadoptions++] = LateAdoption{procno, st.queryid};
     else
         pid = 0;
@@ -147,6 +159,7 @@ void late_ids_note(uint32 procno, const HistorySample &h, uint64 pos, int64 minu
         l.nparts = 0;
     }
     l.last_pos = pos;
+    l.last_sample = h.sample_time;
     for (int i = 0; i < l.nparts; i++) {
         if (l.parts[i].minute == minute && l.parts[i].wait == h.wait) {
             l.parts[i].count++;

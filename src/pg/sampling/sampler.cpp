@@ -298,10 +298,10 @@ static void take_sample() {
         if (!sample_idle && !watching && quick_idle(procno)) continue;
         ProcSample s;
         if (!read_proc(procno, &s)) {
-            if (watching) late_ids_observe(procno, nullptr);
+            if (watching) late_ids_observe(procno, nullptr, now);
             continue;
         }
-        if (watching) late_ids_observe(procno, &s);
+        if (watching) late_ids_observe(procno, &s, now);
         if (s.pid == MyProcPid) continue;  // the sampler does not sample itself
         if (!sample_idle && is_idle_sample(s)) continue;
         HistorySample &h = tick_samples[n];

@@ -142,7 +142,7 @@ extern int32 *late_ids_pid;  // per procno: the pid whose samples are noted, 0 f
 inline bool late_ids_watching(uint32 procno) { return late_ids_pid[procno] != 0; }
 bool late_ids_candidate(const HistorySample &h);
 struct ProcSample;
-void late_ids_observe(uint32 procno, const ProcSample *s);
+void late_ids_observe(uint32 procno, const ProcSample *s, TimestampTz now);
 void late_ids_note(uint32 procno, const HistorySample &h, uint64 pos, int64 minute);
 void late_ids_apply(SampleRing<HistorySample> &ring, FixedHashTable<ProfileKey> &profile, MinuteBuckets buckets);
 
