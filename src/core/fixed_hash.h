@@ -125,40 +125,28 @@ public:
     // than key_limit keys are present (key_limit <= limit()); returns false
     // when it was refused.
     bool add(const Key &key, uint64_t n, uint64_t key_limit) {
-        uint64_t mask = header_->slots - 1;
-        uint64_t i = hash_bytes(&key, sizeof(Key)) & mask;
-        Slot *s = slots();
-        for (;;) {
-            if (s[i].count == 0) {
-                if (header_->used >= key_limit || header_->used >= header_->limit) return false;
-                s[i].key = key;
-                s[i].usage = usage_after(0, n);
-                __atomic_store_n(&s[i].count, n, __ATOMIC_RELAXED);
-                header_->used++;
-                return true;
-            }
-            if (std::memcmp(&s[i].key, &key, sizeof(Key)) == 0) {
-                s[i].usage = usage_after(s[i].usage, n);
-                __atomic_store_n(&s[i].count, s[i].count + n, __ATOMIC_RELAXED);
-                return true;
-            }
-            i = (i + 1) & mask;
+        Slot &slot = slots()[probe(key)];
+        if (slot.count == 0) {
+            if (header_->used >= key_limit || header_->used >= header_->limit) return false;
+            slot.key = key;
+            slot.usage = usage_after(0, n);
+            __atomic_store_n(&slot.count, n, __ATOMIC_RELAXED);
+            header_->used++;
+            return true;
         }
+        slot.usage = usage_after(slot.usage, n);
+        __atomic_store_n(&slot.count, slot.count + n, __ATOMIC_RELAXED);
+        return true;
     }
     bool add(const Key &key, uint64_t n) { return add(key, n, header_->limit); }
 
     // Takes up to n from key's counter (a key left at zero is removed) and
     // returns how much it took: 0 when the key is absent.
     uint64_t take(const Key &key, uint64_t n) {
-        uint64_t mask = header_->slots - 1;
-        uint64_t i = hash_bytes(&key, sizeof(Key)) & mask;
+        uint64_t i = probe(key);
         Slot *s = slots();
-        for (;;) {
-            if (s[i].count == 0) return 0;
-            if (std::memcmp(&s[i].key, &key, sizeof(Key)) == 0) break;
-            i = (i + 1) & mask;
-        }
         uint64_t c = s[i].count;
+        if (c == 0) return 0;
         if (n >= c) {
             remove_at(i);
             return c;
@@ -168,16 +156,7 @@ public:
     }
 
     // Counter of key, 0 when absent.
-    uint64_t get(const Key &key) const {
-        uint64_t mask = header_->slots - 1;
-        uint64_t i = hash_bytes(&key, sizeof(Key)) & mask;
-        const Slot *s = slots();
-        for (;;) {
-            if (s[i].count == 0) return 0;
-            if (std::memcmp(&s[i].key, &key, sizeof(Key)) == 0) return s[i].count;
-            i = (i + 1) & mask;
-        }
-    }
+    uint64_t get(const Key &key) const { return slots()[probe(key)].count; }
 
     // One bounded step of the clock: while more than target keys are
     // present, the hand visits at most max_visits slots; a key with usage
@@ -231,6 +210,16 @@ public:
     const Slot *slot_array() const { return slots(); }
 
 private:
+    // The slot holding key, else the empty slot that ends its probe run
+    // (the table always keeps empty slots: limit < slots).
+    uint64_t probe(const Key &key) const {
+        const uint64_t mask = header_->slots - 1;
+        uint64_t i = hash_bytes(&key, sizeof(Key)) & mask;
+        const Slot *s = slots();
+        while (s[i].count != 0 && std::memcmp(&s[i].key, &key, sizeof(Key)) != 0) i = (i + 1) & mask;
+        return i;
+    }
+
     static uint32_t usage_after(uint32_t usage, uint64_t n) {
         uint64_t u = usage + (n < kMaxUsage ? n : kMaxUsage);
         return static_cast<uint32_t>(u < kMaxUsage ? u : kMaxUsage);

@@ -52,15 +52,11 @@ struct LateStatement {
     LatePart parts[kLateParts];
 };
 
-// A statement found with its id this tick.
+// A statement found with its id this tick, with what the history pass
+// matches its samples by (sorted by pid there). Preallocated: the pass runs
+// inside the sampler's write section, where nothing may throw.
 struct LateAdoption {
     uint32 procno;
-    uint64 queryid;
-};
-
-// The same, keyed for the history pass (sorted by pid). Preallocated: the
-// pass runs inside the sampler's write section, where nothing may throw.
-struct Found {
     int32 pid;
     TimestampTz query_start;
     uint64 queryid;
@@ -68,7 +64,6 @@ struct Found {
 
 LateStatement *late = nullptr;  // per procno
 LateAdoption *adoptions = nullptr;
-Found *found = nullptr;
 uint32 nadoptions = 0;
 uint32 capacity = 0;
 
@@ -94,7 +89,6 @@ void late_ids_init(uint32 n) {
     late_ids_pid = static_cast<int32 *>(MemoryContextAllocZero(TopMemoryContext, sizeof(int32) * n));
     late = static_cast<LateStatement *>(MemoryContextAllocZero(TopMemoryContext, sizeof(LateStatement) * n));
     adoptions = static_cast<LateAdoption *>(MemoryContextAllocZero(TopMemoryContext, sizeof(LateAdoption) * n));
-    found = static_cast<Found *>(MemoryContextAllocZero(TopMemoryContext, sizeof(Found) * n));
 }
 
 bool late_ids_candidate(const HistorySample &h) {
@@ -132,7 +126,7 @@ void late_ids_observe(uint32 procno, const ProcSample *s, TimestampTz now) {
     // for a run of the same text to show it.
     if (st.queryid == 0) return;
     if (l.stats_reset == shared->stats_reset)
-        adoptions[nadoptions++] = LateAdoption{procno, st.queryid};
+        adoptions[nadoptions++] = LateAdoption{procno, pid, l.query_start, st.queryid};
     else
         pid = 0;
 }
@@ -178,44 +172,34 @@ void late_ids_apply(SampleRing<HistorySample> &ring, FixedHashTable<ProfileKey> 
     if (nadoptions == 0) return;
     uint64 from = UINT64_MAX, to = 0;
     for (uint32 a = 0; a < nadoptions; a++) {
-        LateStatement &l = late[adoptions[a].procno];
+        const LateStatement &l = late[adoptions[a].procno];
         from = Min(from, l.first_pos);
         to = Max(to, l.last_pos);
-        // The profile: per wait event, from the NULL-id key to the id's.
         for (int i = 0; i < l.nparts; i++) {
-            bool first_of_event = true;
-            for (int j = 0; j < i; j++) first_of_event = first_of_event && l.parts[j].wait != l.parts[i].wait;
-            if (!first_of_event) continue;
-            uint64 n = 0;
-            for (int j = i; j < l.nparts; j++)
-                if (l.parts[j].wait == l.parts[i].wait) n += l.parts[j].count;
+            const LatePart &part = l.parts[i];
+            // The profile: from the NULL-id key to the id's.
             ProfileKey k = l.key;
-            k.wait = l.parts[i].wait;
-            uint64 taken = profile.take(k, n);
-            if (taken == 0) continue;
+            k.wait = part.wait;
+            uint64 taken = profile.take(k, part.count);
             ProfileKey own = k;
             own.queryid = adoptions[a].queryid;
-            if (!profile.add(own, taken)) profile.add(k, taken);  // no room: they stay where they were
+            if (taken > 0 && !profile.add(own, taken)) profile.add(k, taken);  // no room: they stay where they were
+            buckets.move(part.minute, part.wait, 0, adoptions[a].queryid, part.count);
         }
-        for (int i = 0; i < l.nparts; i++)
-            buckets.move(l.parts[i].minute, l.parts[i].wait, 0, adoptions[a].queryid, l.parts[i].count);
     }
     // The history: one pass over what was written since the oldest sample,
     // for all the statements at once (the ring bounds it), each sample's
     // process found by binary search.
-    for (uint32 a = 0; a < nadoptions; a++) {
-        const LateStatement &l = late[adoptions[a].procno];
-        found[a] = Found{late_ids_pid[adoptions[a].procno], l.query_start, adoptions[a].queryid};
-    }
-    std::sort(found, found + nadoptions, [](const Found &x, const Found &y) { return x.pid < y.pid; });
+    LateAdoption *const end = adoptions + nadoptions;
+    std::sort(adoptions, end, [](const LateAdoption &x, const LateAdoption &y) { return x.pid < y.pid; });
     uint64 head = ring.head();
     if (head > ring.capacity() && from < head - ring.capacity()) from = head - ring.capacity();
     for (uint64 p = from; p <= to && p < head; p++) {
         ring.rewrite(p, [&](HistorySample &h) {
             if (h.queryid != 0 || h.state != kStateActive) return false;
-            const Found *f = std::lower_bound(found, found + nadoptions, h.pid,
-                                              [](const Found &x, int32 pid) { return x.pid < pid; });
-            if (f == found + nadoptions || f->pid != h.pid || f->query_start != h.query_start) return false;
+            const LateAdoption *f =
+                std::lower_bound(adoptions, end, h.pid, [](const LateAdoption &x, int32 pid) { return x.pid < pid; });
+            if (f == end || f->pid != h.pid || f->query_start != h.query_start) return false;
             h.queryid = f->queryid;
             h.top_queryid = f->queryid;
             return true;
