@@ -138,21 +138,35 @@ for my $mode ('simple', 'extended')
 # began: timed, its wait counts outside any statement, and the same text
 # run again afterwards does not take it. Sampled, the wait was that query's
 # (the text makes the queryid): its samples get the id when the same text
-# runs next, and keep none when another text runs first.
-for my $then ('the same text', 'another text')
+# next runs with one, whatever ran in between, and keep none when it does
+# not run before the session ends.
+my %then = (
+	'the same text' => { timeouts => 1, other => 0, retry => 1 },
+	'another text, then the same' => { timeouts => 1, other => 1, retry => 1 },
+	'a second timeout, then the same text' => { timeouts => 2, other => 0, retry => 1 },
+	'another text only' => { timeouts => 1, other => 1, retry => 0 });
+for my $then (sort keys %then)
 {
+	my $c = $then{$then};
 	sql($admin, 'SELECT pg_stat_waits_reset()');
 	my $holder = psw_session($node, 'BEGIN', 'LOCK TABLE lk IN ACCESS EXCLUSIVE MODE');
 	my $s = psw_session($node, 'SET pg_stat_waits.timing = on', "SET lock_timeout = '300ms'");
 	my $s_pid = backend_pid($s);
-	$s->{stderr} = '';
-	$s->query('SELECT count(*) AS lt_probe FROM lk');
-	like($s->{stderr}, qr/lock timeout/, "then $then: lock_timeout ends the statement in its parse analysis");
+	for my $n (1 .. $c->{timeouts})
+	{
+		$s->{stderr} = '';
+		$s->query('SELECT count(*) AS lt_probe FROM lk');
+		like($s->{stderr}, qr/lock timeout/, "$then: lock_timeout $n ends the statement in its parse analysis");
+	}
 	sql($holder, 'COMMIT');
-	sql($s, 'SELECT count(*) AS lt_other FROM lk') if $then eq 'another text';
-	sql($s, 'SELECT count(*) AS lt_probe FROM lk');
+	if ($c->{other})
+	{
+		sql($s, 'SELECT 2 AS lt_other');
+		usleep(50_000);    # ticks see the session idle with the other text
+	}
+	sql($s, 'SELECT count(*) AS lt_probe FROM lk') if $c->{retry};
 	usleep(100_000);    # a tick or more sees the session idle after it
-	# PostgreSQL's id of the query, as the idle session still shows it.
+	# PostgreSQL's id of the query last run, as the idle session shows it.
 	my $qid = sql($admin, "SELECT query_id FROM pg_stat_activity WHERE pid = $s_pid");
 	$_->quit for $holder, $s;
 	my ($all_ms, $attributed_ms) = split /\|/, sql(
@@ -160,22 +174,27 @@ for my $then ('the same text', 'another text')
 		SELECT round((SELECT sum(total_time) FROM pg_stat_waits WHERE wait_event_type = 'Lock' AND wait_event = 'relation')),
 		       round((SELECT coalesce(sum(total_time), 0) FROM pg_stat_waits_queries
 		               WHERE wait_event_type = 'Lock' AND wait_event = 'relation'))});
-	cmp_ok($all_ms, '>=', 290, "then $then: the timed-out wait is counted ($all_ms ms)");
-	is($attributed_ms, 0, "then $then: timed, outside any statement, the retry of the same text included");
-	my ($null_samples, $own_samples) = split /\|/, sql(
+	cmp_ok($all_ms, '>=', 290 * $c->{timeouts}, "$then: the timed-out waits are counted ($all_ms ms)");
+	is($attributed_ms, 0, "$then: timed, outside any statement" . ($c->{retry} ? ", the retry of the same text included" : ""));
+	my ($null_samples, $own_samples, $other_samples, $hist_null, $hist_own) = split /\|/, sql(
 		$admin, qq{
 		SELECT (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid IS NULL AND wait_event = 'relation'),
-		       (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid = $qid AND wait_event = 'relation')});
-	if ($then eq 'the same text')
+		       (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid = $qid AND wait_event = 'relation'),
+		       (SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE queryid <> $qid AND wait_event = 'relation'),
+		       (SELECT count(*) FROM pg_stat_waits_history WHERE queryid IS NULL AND wait_event = 'relation'),
+		       (SELECT count(*) FROM pg_stat_waits_history WHERE queryid = $qid AND wait_event = 'relation')});
+	is($other_samples, 0, "$then: no samples under any other id");
+	if ($c->{retry})
 	{
-		cmp_ok($own_samples, '>=', 10, "then $then: sampled under the query's id ($own_samples samples)");
-		is($null_samples, 0, "then $then: none left without an id");
+		cmp_ok($own_samples, '>=', 10 * $c->{timeouts}, "$then: sampled under the query's id ($own_samples samples)");
+		is($null_samples, 0, "$then: none left without an id");
 	}
 	else
 	{
-		cmp_ok($null_samples, '>=', 10, "then $then: sampled with no id ($null_samples samples)");
-		is($own_samples, 0, "then $then: none given to the query run after the other one");
+		cmp_ok($null_samples, '>=', 10, "$then: sampled with no id ($null_samples samples)");
+		is($own_samples, 0, "$then: none given to the other text's query");
 	}
+	is("$hist_own/$hist_null", "$own_samples/$null_samples", "$then: the history agrees with the profile");
 }
 
 $admin->quit;

@@ -10,14 +10,18 @@
 // the statement ended), the samples get it: in the history ring in place,
 // and moved from the NULL-id key to the statement's in the profile and the
 // minute buckets, totals unchanged. The same statement: for one query
-// message, the same start; else the same text, run before any other text
-// (a Parse's Bind and Execute, each message restarting the clock, or the
-// same query run again after the first run failed in its wait: the text
-// makes the queryid, so the samples are that query's either way). The rule
-// does not depend on which moments the ticks happen to catch.
+// message, the same start; else the next run of the same text with an id (a Parse's
+// Bind and Execute, each message restarting the clock, or the same query
+// run again after the first run failed in its wait, a ROLLBACK or other
+// statements in between or not: the text makes the queryid, so the samples
+// are that query's either way). The rule does not depend on which moments
+// the ticks happen to catch: other statements in between change nothing,
+// whether a tick saw them or not. A run of the text that waits with no id
+// again (a retry blocked again) adds its samples to the same note.
 //
-// Samples are left with no id when the process runs another text first,
-// exits, shows no run of the text with an id within a minute, or a reset
+// Samples are left with no id when the process exits, runs no statement of
+// that text with an id within a minute of the last sample, waits with no id
+// in another statement (whose samples are noted instead), or a reset
 // intervenes. Work is done only for processes with such samples; a tick
 // that gives ids scans the history written since the oldest of them
 // (bounded by the ring).
@@ -41,8 +45,10 @@ struct LatePart {
 constexpr int kLateParts = 16;
 
 struct LateStatement {
-    TimestampTz query_start;
+    TimestampTz first_start;  // start of the first run noted (retries of the text may follow)
+    TimestampTz query_start;  // and of the latest
     uint64 text_key;
+    TimestampTz other_start;  // start of the latest statement read with another text
     TimestampTz stats_reset;  // a reset in between forgets the samples
     TimestampTz last_sample;  // when the latest was taken
     uint64 first_pos;  // history ring positions of the first and last sample
@@ -58,6 +64,7 @@ struct LateStatement {
 struct LateAdoption {
     uint32 procno;
     int32 pid;
+    TimestampTz first_start;
     TimestampTz query_start;
     uint64 queryid;
 };
@@ -112,11 +119,13 @@ void late_ids_observe(uint32 procno, const ProcSample *s, TimestampTz now) {
     if (st.start != l.query_start) {
         // A later message: of the same text (a Bind and Execute after the
         // Parse that waited, the same statement run again after an error),
-        // or another statement, which ends the wait for an id.
+        // or another statement, read once, after which a run of the text
+        // may still come.
+        if (st.start == l.other_start) return;
         ServerStatement with_text;
-        if (!read_server_statement(procno, pid, true, &with_text)) return;
-        if (with_text.text_key != l.text_key || with_text.start != st.start) {
-            pid = 0;
+        if (!read_server_statement(procno, pid, true, &with_text) || with_text.start != st.start) return;
+        if (with_text.text_key != l.text_key) {
+            l.other_start = st.start;
             return;
         }
         st = with_text;
@@ -126,7 +135,7 @@ void late_ids_observe(uint32 procno, const ProcSample *s, TimestampTz now) {
     // for a run of the same text to show it.
     if (st.queryid == 0) return;
     if (l.stats_reset == shared->stats_reset)
-        adoptions[nadoptions++] = LateAdoption{procno, pid, l.query_start, st.queryid};
+        adoptions[nadoptions++] = LateAdoption{procno, pid, l.first_start, l.query_start, st.queryid};
     else
         pid = 0;
 }
@@ -136,21 +145,28 @@ void late_ids_note(uint32 procno, const HistorySample &h, uint64 pos, int64 minu
     LateStatement &l = late[procno];
     int32 &pid = late_ids_pid[procno];
     if (pid != h.pid || l.query_start != h.query_start) {
+        // A statement newly waiting with no id: a run of the text already
+        // noted (a retry blocked again) adds to the note; another starts one.
+        const bool watched = pid == h.pid && l.stats_reset == shared->stats_reset;
         ServerStatement st;
         pid = 0;
         if (new_this_tick == kNewPerTick) return;
         new_this_tick++;
         if (!read_server_statement(procno, h.pid, true, &st) || st.start != h.query_start) return;
+        if (!watched || st.text_key != l.text_key) {
+            l.first_start = h.query_start;
+            l.text_key = st.text_key;
+            l.stats_reset = shared->stats_reset;
+            l.first_pos = pos;
+            memset(&l.key, 0, sizeof(l.key));
+            l.key.datid = h.datid;
+            l.key.usesysid = h.usesysid;
+            l.key.backend_type = h.backend_type;
+            l.nparts = 0;
+        }
         pid = h.pid;
         l.query_start = h.query_start;
-        l.text_key = st.text_key;
-        l.stats_reset = shared->stats_reset;
-        l.first_pos = pos;
-        memset(&l.key, 0, sizeof(l.key));
-        l.key.datid = h.datid;
-        l.key.usesysid = h.usesysid;
-        l.key.backend_type = h.backend_type;
-        l.nparts = 0;
+        l.other_start = 0;
     }
     l.last_pos = pos;
     l.last_sample = h.sample_time;
@@ -196,10 +212,15 @@ void late_ids_apply(SampleRing<HistorySample> &ring, FixedHashTable<ProfileKey> 
     if (head > ring.capacity() && from < head - ring.capacity()) from = head - ring.capacity();
     for (uint64 p = from; p <= to && p < head; p++) {
         ring.rewrite(p, [&](HistorySample &h) {
-            if (h.queryid != 0 || h.state != kStateActive) return false;
+            // Only samples in a wait, as noted: the profile moves no others.
+            if (h.queryid != 0 || h.state != kStateActive || h.wait == 0) return false;
             const LateAdoption *f =
                 std::lower_bound(adoptions, end, h.pid, [](const LateAdoption &x, int32 pid) { return x.pid < pid; });
-            if (f == end || f->pid != h.pid || f->query_start != h.query_start) return false;
+            // Between the first run noted and the latest, every sample of
+            // the process in a wait with no id was of the text: another
+            // text's would have replaced the note.
+            if (f == end || f->pid != h.pid || h.query_start < f->first_start || h.query_start > f->query_start)
+                return false;
             h.queryid = f->queryid;
             h.top_queryid = f->queryid;
             return true;
