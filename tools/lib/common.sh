@@ -18,7 +18,8 @@ PSW_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib clang-14
   postgresql-15-pg-wait-sampling pkg-config gnuplot-nox procps chromium tmux python3 python3-yaml jq
   libipc-run-perl rsync prometheus-cpp-dev prometheus)
 # What building PostgreSQL 18 from source needs (tools/pg/build_postgres18.sh).
-PSW_PACKAGES_PG18=(bzip2 gcc make libicu-dev liburing-dev zlib1g-dev pkg-config)
+# Release tarballs since 17 ship no generated parser or scanner: bison and flex make them.
+PSW_PACKAGES_PG18=(bzip2 gcc make bison flex perl libicu-dev liburing-dev zlib1g-dev pkg-config)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
