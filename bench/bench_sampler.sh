@@ -33,6 +33,16 @@ cpu_pct_over() {
   awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.4f\n", 100 * (b - a) / (e - s) }'
 }
 
+# held_backends_gone NAME: waits (10 s at most) until the held backends have
+# exited, so that the next step starts from an idle cluster.
+held_backends_gone() {
+  local i
+  for i in $(seq 50); do
+    [ "$(bsql "$1" "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")" -le 1 ] && break
+    sleep 0.2
+  done
+}
+
 # sampler_measure NAME CONFIG K WINDOW: records idle and busy figures.
 sampler_measure() {
   local name=$1 cfg=$2 k=$3 w=$4 pid line pct n0 n1
@@ -64,12 +74,7 @@ sampler_measure() {
   fi
   echo quit >&"${HOLD[1]}"
   wait "$HOLD_PID" 2>/dev/null || true
-  # Let the held backends exit before the next step.
-  local i
-  for i in $(seq 50); do
-    [ "$(bsql "$name" "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")" -le 1 ] && break
-    sleep 0.2
-  done
+  held_backends_gone "$name"
 }
 
 # sampler_fill_history NAME K: K backends busy for 3 s, not measured. A new
@@ -91,11 +96,7 @@ sampler_fill_history() {
   fi
   { echo quit >&"${FILL[1]}"; } 2>/dev/null || true
   wait "$FILL_PID" 2>/dev/null || true
-  local i
-  for i in $(seq 50); do
-    [ "$(bsql "$name" "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")" -le 1 ] && break
-    sleep 0.2
-  done
+  held_backends_gone "$name"
 }
 
 bench_sampler() {
