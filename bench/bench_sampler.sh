@@ -33,6 +33,27 @@ cpu_pct_over() {
   awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.4f\n", 100 * (b - a) / (e - s) }'
 }
 
+# The holder (bench_hold_conns.cpp) runs as coproc HOLD; HOLD_LINE is its
+# last reply. holder_start NAME K connects K backends: false, with the reason
+# in HOLD_LINE, when it did not.
+holder_start() {
+  coproc HOLD { "$BENCH_HOLDER" "$(bench_conninfo "$1")" "$2" 2>&1; }
+  read -r HOLD_LINE <&"${HOLD[0]}" || HOLD_LINE=""
+  [ "${HOLD_LINE%% *}" = ready ]
+}
+
+# holder_busy SECONDS: every held backend starts SELECT pg_sleep(SECONDS).
+holder_busy() {
+  echo "busy $1" >&"${HOLD[1]}"
+  read -r HOLD_LINE <&"${HOLD[0]}" || HOLD_LINE=""
+}
+
+# holder_quit: closes the held connections.
+holder_quit() {
+  { echo quit >&"${HOLD[1]}"; } 2>/dev/null || true
+  wait "$HOLD_PID" 2>/dev/null || true
+}
+
 # held_backends_gone NAME: waits (10 s at most) until the held backends have
 # exited, so that the next step starts from an idle cluster.
 held_backends_gone() {
@@ -45,58 +66,45 @@ held_backends_gone() {
 
 # sampler_measure NAME CONFIG K WINDOW: records idle and busy figures.
 sampler_measure() {
-  local name=$1 cfg=$2 k=$3 w=$4 pid line pct n0 n1
+  local name=$1 cfg=$2 k=$3 w=$4 pid pct n0 n1
   pid=$(sampler_pid "$name" "$cfg")
-  coproc HOLD { "$BENCH_HOLDER" "$(bench_conninfo "$name")" "$k" 2>&1; }
-  read -r line <&"${HOLD[0]}" || line=""
-  if [ "${line%% *}" != ready ]; then
-    metric sampler "$cfg" "idle backends=$k" NA pct_core "holder failed: $line"
-    { echo quit >&"${HOLD[1]}"; } 2>/dev/null || true
-    wait "$HOLD_PID" 2>/dev/null || true
+  if ! holder_start "$name" "$k"; then
+    metric sampler "$cfg" "idle backends=$k" NA pct_core "holder failed: $HOLD_LINE"
+    holder_quit
     return 0
   fi
   sleep 1
   n0=$( [ "$cfg" = psw_sampling ] && bsql "$name" "SELECT samples_taken FROM pg_stat_waits_status" || echo 0)
   pct=$(cpu_pct_over "$pid" "$w")
   metric sampler "$cfg" "idle backends=$k" "$pct" pct_core
-  echo "busy $((w + 30))" >&"${HOLD[1]}"
-  read -r line <&"${HOLD[0]}" || line=""
+  holder_busy "$((w + 30))"
   # Busy: every held backend active in a wait, plus pgbench select-only.
   bpgbench "$name" -n -S -c "$((2 * $(nproc)))" -j 2 -T "$((w + 1))" bench >/dev/null 2>&1 &
   local pgb=$!
   sleep 0.5
   pct=$(cpu_pct_over "$pid" "$w")
-  metric sampler "$cfg" "busy backends=$k" "$pct" pct_core "$line"
+  metric sampler "$cfg" "busy backends=$k" "$pct" pct_core "$HOLD_LINE"
   wait "$pgb" || true
   if [ "$cfg" = psw_sampling ]; then
     n1=$(bsql "$name" "SELECT samples_taken FROM pg_stat_waits_status")
     metric sampler "$cfg" "samples_taken_delta backends=$k" "$((n1 - n0))" samples
   fi
-  echo quit >&"${HOLD[1]}"
-  wait "$HOLD_PID" 2>/dev/null || true
+  holder_quit
   held_backends_gone "$name"
 }
 
-# sampler_fill_history NAME K: K backends busy for 3 s, not measured. A new
-# cluster's history ring (6.4 MB at the default history_size) is written for
-# the first time over its first 10^5 samples; on a virtual machine each first
-# write of a page costs tens of microseconds in the writer, so the first busy
-# windows measured the ring's one-time fill (about 1,000 page faults and 2% of
-# a core with 100 backends, 0.9% once full). The ring is filled before
-# measuring, so every figure is the steady cost; pg_wait_sampling gets the
-# same warm-up.
+# sampler_fill_history NAME K: K backends busy for 3 s, not measured, so that
+# every window measures the steady cost: a new cluster's history ring is
+# written for the first time over its first samples, and on a virtual machine
+# a page's first write is slow in the writer (docs/bench.md). pg_wait_sampling
+# gets the same warm-up.
 sampler_fill_history() {
-  local name=$1 k=$2 line
-  coproc FILL { "$BENCH_HOLDER" "$(bench_conninfo "$name")" "$k" 2>&1; }
-  read -r line <&"${FILL[0]}" || line=""
-  if [ "${line%% *}" = ready ]; then
-    echo "busy 60" >&"${FILL[1]}"
-    read -r line <&"${FILL[0]}" || true
+  if holder_start "$1" "$2"; then
+    holder_busy 60
     sleep 3
   fi
-  { echo quit >&"${FILL[1]}"; } 2>/dev/null || true
-  wait "$FILL_PID" 2>/dev/null || true
-  held_backends_gone "$name"
+  holder_quit
+  held_backends_gone "$1"
 }
 
 bench_sampler() {
