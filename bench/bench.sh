@@ -48,6 +48,7 @@ run_bench() {
   BENCH_T0=$(date +%s)
   BENCH_INTERPOSED=""
   BENCH_CMD="./run bench"
+  [ "$PSW_PG_MAJOR" = 15 ] || BENCH_CMD+=" --pg $PSW_PG_MAJOR"
   [ "$quick" = 1 ] && BENCH_CMD+=" --quick"
   [ -n "$only" ] && BENCH_CMD+=" --only $only"
   build_holder
