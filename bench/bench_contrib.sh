@@ -1,6 +1,7 @@
 # Contributed measurements: any bench/*.sh that is not part of the harness
-# (bench.sh, bench_*.sh) is a feature's own benchmark, e.g. the sampler's
-# bench/sampler_cpu.sh or the timing wrapper's ns/call script. Each runs as
+# (bench.sh, bench_*.sh, and smoke.sh, the harness's own test that
+# ./run test drives) is a feature's own benchmark, e.g. the timing
+# wrapper's ns/call script. Each runs as
 #   bash bench/NAME.sh [--quick]
 # in its own process, with PSW_ROOT, PSW_BINDIR, PSW_BUILD, PSW_STAGE,
 # PSW_OS_USER and PG_CONFIG exported (it may source tools/lib/common.sh),
@@ -13,7 +14,7 @@ contrib_scripts() {
   local f
   for f in "$PSW_ROOT"/bench/*.sh; do
     [ -f "$f" ] || continue
-    case $(basename "$f") in bench.sh | bench_*.sh) continue ;; esac
+    case $(basename "$f") in bench.sh | bench_*.sh | smoke.sh) continue ;; esac
     echo "$f"
   done
 }
@@ -32,8 +33,7 @@ bench_contrib() {
   local scripts=()
   while IFS= read -r f; do scripts+=("$f"); done < <(contrib_scripts)
   if [ ${#scripts[@]} -eq 0 ]; then
-    md "None in this build: no \`bench/*.sh\` besides the harness (the sampler's \`sampler_cpu.sh\` and the"
-    md "timing wrapper's ns/call and callgrind scripts appear here once their branches land)." ""
+    md "None in this build: no \`bench/*.sh\` besides the harness." ""
     return 0
   fi
   export PSW_ROOT PSW_BINDIR PSW_BUILD PSW_STAGE PSW_OS_USER PG_CONFIG
