@@ -161,7 +161,8 @@ bench_write_report() {
   bench_plots "$pfx"
   local pgv pgwsv commit f
   pgv=$("$PSW_BINDIR/postgres" --version)
-  pgwsv=$(dpkg-query -W -f='${Version}' postgresql-15-pg-wait-sampling 2>/dev/null || echo "not installed")
+  pgwsv=$(dpkg-query -W -f='${Version}' "postgresql-$PSW_PG_MAJOR-pg-wait-sampling" 2>/dev/null ||
+    echo "not installed for $PSW_PG_MAJOR")
   commit=$(git -C "$PSW_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
   git -C "$PSW_ROOT" diff --quiet HEAD -- . ':!bench/results' 2>/dev/null || commit="$commit + uncommitted changes"
   {
