@@ -40,7 +40,8 @@ public:
     // Forgets every wait: one store.
     void clear() { n_ = 0; }
 
-    void add(uint16_t idx, uint64_t ns) {
+    void add(uint16_t idx, uint64_t ns) { add(idx, 1, ns); }
+    void add(uint16_t idx, uint64_t calls, uint64_t ns) {
         if (idx >= kWaitIndexLimit) return;
         uint16_t p = pos_[idx];
         if (p >= n_ || items_[p].index != idx) {
@@ -48,7 +49,7 @@ public:
             pos_[idx] = p;
             items_[p] = StatementWait{idx, 0, 0};
         }
-        items_[p].calls++;
+        items_[p].calls += calls;
         items_[p].ns += ns;
     }
 

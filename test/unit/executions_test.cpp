@@ -36,6 +36,11 @@ TEST(StatementWaits, AddsPerIndexAndClearsInOneStep) {
     EXPECT_EQ(w->at(1).ns, 4u);
     w->add(psw::kWaitIndexLimit, 1);  // out of range: ignored
     EXPECT_EQ(w->size(), 2);
+    // Several calls at once (a flush hands over an event's summed waits).
+    w->add(9, 4, 40);
+    EXPECT_EQ(w->at(0).calls, 5u);
+    EXPECT_EQ(w->at(0).ns, 43u);
+    EXPECT_EQ(w->size(), 2);
 }
 
 TEST(ExecSummary, HeaviestFirstRestSummed) {

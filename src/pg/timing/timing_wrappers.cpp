@@ -54,6 +54,9 @@ static uint64 prev_statement_id = 0;
 static Oid stmt_userid = InvalidOid;
 // Slow executions: when the statement started, and its waits per event
 // (cleared with one store at its start, read only if it turns out slow).
+// The waits reach stmt_waits when local_timing hands them over (every
+// flush while the statement is open, the last one at its end), so a timed
+// call pays nothing for it.
 static int64 stmt_start_ns = 0;
 static StatementWaits stmt_waits;
 // The open statement is being ended by the next one's start.
@@ -162,9 +165,15 @@ static void flush_waits(int64 now) {
     const Oid userid = pending_userid;
     const uint8_t btype = timing_backend_type();
     ts->events.begin();
+    // While a statement is open every attributed wait is one of its own
+    // (nested ids included: a change of id flushes first).
+    const bool to_statement = timing_flags.open;
     local_timing.drain([&](uint16_t idx, const EventCounters &c, uint64_t qcalls, uint64_t qns) {
         ts->events.add(btype, idx, c);
-        if (qcalls != 0 && qid != 0) qt->add(QueryKey{qid, dbid, userid, idx, btype}, qcalls, qns);
+        if (qcalls != 0 && qid != 0) {
+            qt->add(QueryKey{qid, dbid, userid, idx, btype}, qcalls, qns);
+            if (to_statement) stmt_waits.add(idx, qcalls, qns);
+        }
     });
     ts->events.end();
 }
@@ -287,25 +296,28 @@ static void adopt_held_waits(uint64 queryid) {
     adopted_start_ns = stmt_start_ns;
     adopted_query_start = held_query_start;
     attribute_pending_to(queryid, stmt_userid);
-    held_waits.drain([](uint16_t idx, uint64_t ns) {
-        local_timing.add(idx, ns, true);
-        stmt_waits.add(idx, ns);
-    });
+    held_waits.drain([](uint16_t idx, uint64_t ns) { local_timing.add(idx, ns, true); });
 }
 
-static inline void end_call(BlockingCall call, uint32 info, int64 t0) {
+// The dense index a call of `call` under wait event `info` is counted at.
+__attribute__((noinline)) static uint16_t call_index(BlockingCall call, uint32 info) {
+    return call_never_blocks(call) || info == 0 ? unreported_index(call) : wait_index(info);
+}
+
+// Inlined into each wrapper: a call and a second register save per timed
+// call would cost more than the code it duplicates.
+__attribute__((always_inline)) static inline void end_call(BlockingCall call, uint32 info, uint16_t idx, int64 t0) {
     int64 t1 = now_ns();
     if (live_slot != nullptr) __atomic_store_n(&live_slot->wait_start_ns, 0, __ATOMIC_RELEASE);
     if (__builtin_expect(!exit_hook_registered, 0)) register_exit_hook();
     if (call_never_blocks(call)) {
         // Kernel work on the CPU (wait_catalog.h): counted for the event
         // view, never attributed to a statement as a wait.
-        local_timing.add(unreported_index(call), static_cast<uint64_t>(t1 - t0), false);
+        local_timing.add(idx, static_cast<uint64_t>(t1 - t0), false);
     } else {
         // Waits inside a timed statement are attributed to the id its time
         // is charged to (nested under track = all); parallel workers run
         // their leader's statement.
-        uint16_t idx = info != 0 ? wait_index(info) : unreported_index(call);
         uint64 qid = 0;
         if (timing_flags.open)
             qid = ledger.current();
@@ -319,7 +331,6 @@ static inline void end_call(BlockingCall call, uint32 info, int64 t0) {
             pending_userid = timing_flags.open ? stmt_userid : (qid != 0 ? GetUserId() : InvalidOid);
         }
         local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
-        if (timing_flags.open) stmt_waits.add(idx, static_cast<uint64_t>(t1 - t0));
     }
     end_call_tail(t1);
 }
@@ -345,6 +356,19 @@ struct Wrapper;
 template <BlockingCall C, typename R, typename... A>
 struct Wrapper<C, R(A...)> {
     static R (*real)(A...);
+    // The last wait event this call was timed under and its index:
+    // (info | 1 << 32) << 16 | index, 0 before the first. A call site
+    // usually waits under the same event again, so the index is one
+    // comparison instead of a catalog lookup.
+    static uint64 index_cache;
+
+    static inline uint16_t index_of(uint32 info) {
+        const uint64 key = static_cast<uint64>(info) | (static_cast<uint64>(1) << 32);
+        if (__builtin_expect((index_cache >> 16) == key, 1)) return static_cast<uint16_t>(index_cache);
+        uint16_t idx = call_index(C, info);
+        index_cache = (key << 16) | idx;
+        return idx;
+    }
 
     static R call(A... a) {
         if (__builtin_expect(!guc_timing, 1)) return real(a...);
@@ -359,7 +383,7 @@ struct Wrapper<C, R(A...)> {
         int64 t0 = begin_call(info);
         R r = real(a...);
         int saved_errno = errno;
-        end_call(C, info, t0);
+        end_call(C, info, index_of(info), t0);
         errno = saved_errno;
         return r;
     }
@@ -367,6 +391,8 @@ struct Wrapper<C, R(A...)> {
 
 template <BlockingCall C, typename R, typename... A>
 R (*Wrapper<C, R(A...)>::real)(A...) = nullptr;
+template <BlockingCall C, typename R, typename... A>
+uint64 Wrapper<C, R(A...)>::index_cache = 0;
 
 using W_epoll_wait = Wrapper<kCallEpollWait, int(int, struct epoll_event *, int, int)>;
 using W_sem_wait = Wrapper<kCallSemWait, int(sem_t *)>;
@@ -592,9 +618,9 @@ __attribute__((noinline, cold)) static void capture_slow_run(int64 t) {
 
 void timing_statement_end() {
     if (!timing_flags.open) return;
-    timing_flags.open = false;
     int64 t = now_ns();
-    if (local_timing.pending()) flush_waits(t);  // its waits, under their ids
+    if (local_timing.pending()) flush_waits(t);  // its waits, under their ids (and into stmt_waits)
+    timing_flags.open = false;
     pending_queryid = 0;
     // Slow executions: the one comparison every statement pays.
     if (__builtin_expect(t - stmt_start_ns >= capture_min_ns, 0)) capture_slow_run(t);
