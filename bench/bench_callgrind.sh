@@ -55,6 +55,29 @@ callgrind_slope() {
   awk -v a="$i1" -v b="$i2" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) / n }'
 }
 
+# callgrind_wrapper DATADIR: instructions per call of an exact-timing wrapper
+# around a no-op (the test module's wrapper benchmark, called 100,000 and
+# 200,000 times inside one statement; the slope, as above). What every timed
+# wait costs on top of the call itself, with no syscall in the count.
+callgrind_wrapper() {
+  local datadir=$1 mode n c1 c2
+  printf 'CREATE EXTENSION pg_stat_waits;\nCREATE EXTENSION pg_stat_waits_test;\n' |
+    as_os_user "$PSW_BINDIR/postgres" --single -D "$datadir" -c shared_preload_libraries=pg_stat_waits \
+      postgres >/dev/null 2>&1 || return 0
+  for mode in noop_direct noop_off noop_on; do
+    for n in 100000 200000; do
+      echo "SELECT pg_stat_waits_bench_wrapper('$mode', $n);" >"$BENCH_CG_DIR/wrap$n.sql"
+      chmod a+r "$BENCH_CG_DIR/wrap$n.sql"
+    done
+    c1=$(callgrind_count "$datadir" "$BENCH_CG_DIR/wrap100000.sql" /dev/null -c track_counts=off \
+         -c shared_preload_libraries=pg_stat_waits -c pg_stat_waits.timing=on)
+    c2=$(callgrind_count "$datadir" "$BENCH_CG_DIR/wrap200000.sql" /dev/null -c track_counts=off \
+         -c shared_preload_libraries=pg_stat_waits -c pg_stat_waits.timing=on)
+    [ -n "$c1" ] && [ -n "$c2" ] || continue
+    metric callgrind_wrapper "$mode" instr_per_call "$(awk -v a="$c1" -v b="$c2" 'BEGIN { printf "%.1f\n", (b - a) / 100000 }')" instr
+  done
+}
+
 bench_callgrind() {
   local quick=$1 n
   n=$([ "$quick" = 1 ] && echo 300 || echo 1500)
@@ -100,6 +123,7 @@ bench_callgrind() {
       done
     done
   fi
+  bench_cfg_available psw_timing && callgrind_wrapper "$BENCH_CG_DIR/data"
   rm -rf "$BENCH_CG_DIR"
   callgrind_render "$quick" "$n"
 }
@@ -146,6 +170,20 @@ callgrind_render() {
     [ -n "$(metric_get callgrind_object "$c2" postgres)" ] && shown+=("$c2")
   done
   [ ${#shown[@]} -gt 0 ] && callgrind_objects_render none "${shown[@]}"
+  local wd wf wn
+  wd=$(metric_get callgrind_wrapper noop_direct instr_per_call)
+  wf=$(metric_get callgrind_wrapper noop_off instr_per_call)
+  wn=$(metric_get callgrind_wrapper noop_on instr_per_call)
+  if [ -n "$wn" ]; then
+    md "" "Per timed wait: an exact-timing wrapper around a no-op, called 100,000 and 200,000 times inside one"
+    md "statement (the test module's wrapper benchmark; slope as above). Under valgrind \`clock_gettime\` is"
+    md "libc's wrapper and a system call (no vDSO), so the two clock readings count about 20 instructions of libc"
+    md "and the kernel's share not at all." ""
+    md "| the no-op called | instructions / call | Δ |" "|---|---:|---:|"
+    md "| through a pointer (not interposed) | $(fmt "$wd") | |"
+    md "| through the wrapper, timing off | $(fmt "$wf") | $(fmt "$(awk -v a="$wf" -v b="$wd" 'BEGIN{print a-b}')") |"
+    md "| through the wrapper, timing on | $(fmt "$wn") | $(fmt "$(awk -v a="$wn" -v b="$wd" 'BEGIN{print a-b}')") |"
+  fi
   if [ "$quick" != 1 ]; then
     md "" "Determinism: the no-extension slope measured a second time:" \
        "$(fmt "$(metric_get callgrind none instr_per_stmt_repeat)") instructions/statement (table: $(fmt "$base"))." ""
