@@ -40,7 +40,7 @@ public:
     // Forgets every wait: one store.
     void clear() { n_ = 0; }
 
-    void add(uint16_t idx, uint64_t ns) { add(idx, 1, ns); }
+    // `calls` waits of index idx, ns in all.
     void add(uint16_t idx, uint64_t calls, uint64_t ns) {
         if (idx >= kWaitIndexLimit) return;
         uint16_t p = pos_[idx];

@@ -16,9 +16,9 @@ using psw::StatementWaits;
 TEST(StatementWaits, AddsPerIndexAndClearsInOneStep) {
     auto w = std::make_unique<StatementWaits>();
     w->clear();
-    w->add(5, 100);
-    w->add(9, 7);
-    w->add(5, 50);
+    w->add(5, 1, 100);
+    w->add(9, 1, 7);
+    w->add(5, 1, 50);
     ASSERT_EQ(w->size(), 2);
     EXPECT_EQ(w->at(0).index, 5);
     EXPECT_EQ(w->at(0).calls, 2u);
@@ -27,14 +27,14 @@ TEST(StatementWaits, AddsPerIndexAndClearsInOneStep) {
     w->clear();
     EXPECT_EQ(w->size(), 0);
     // Stale positions from before the clear are not trusted.
-    w->add(9, 3);
-    w->add(5, 4);
+    w->add(9, 1, 3);
+    w->add(5, 1, 4);
     ASSERT_EQ(w->size(), 2);
     EXPECT_EQ(w->at(0).index, 9);
     EXPECT_EQ(w->at(0).ns, 3u);
     EXPECT_EQ(w->at(1).calls, 1u);
     EXPECT_EQ(w->at(1).ns, 4u);
-    w->add(psw::kWaitIndexLimit, 1);  // out of range: ignored
+    w->add(psw::kWaitIndexLimit, 1, 1);  // out of range: ignored
     EXPECT_EQ(w->size(), 2);
     // Several calls at once (a flush hands over an event's summed waits).
     w->add(9, 4, 40);
@@ -48,7 +48,7 @@ TEST(ExecSummary, HeaviestFirstRestSummed) {
     w->clear();
     // 12 events; event i waits (i + 1) * 10 ns in i + 1 calls.
     for (uint16_t i = 0; i < 12; i++)
-        for (uint16_t c = 0; c <= i; c++) w->add(i, 10);
+        for (uint16_t c = 0; c <= i; c++) w->add(i, 1, 10);
     auto r = std::make_unique<ExecRecord>();
     psw::exec_summarize_waits(*w, r.get());
     ASSERT_EQ(r->nwaits, psw::kExecWaits);
@@ -63,8 +63,8 @@ TEST(ExecSummary, HeaviestFirstRestSummed) {
 TEST(ExecSummary, FewWaitsNoRest) {
     auto w = std::make_unique<StatementWaits>();
     w->clear();
-    w->add(3, 5);
-    w->add(4, 500);
+    w->add(3, 1, 5);
+    w->add(4, 1, 500);
     auto r = std::make_unique<ExecRecord>();
     psw::exec_summarize_waits(*w, r.get());
     ASSERT_EQ(r->nwaits, 2);
