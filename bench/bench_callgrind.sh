@@ -61,6 +61,7 @@ callgrind_slope() {
 # wait costs on top of the call itself, with no syscall in the count.
 callgrind_wrapper() {
   local datadir=$1 mode n c1 c2
+  local args=(-c track_counts=off -c shared_preload_libraries=pg_stat_waits -c pg_stat_waits.timing=on)
   printf 'CREATE EXTENSION pg_stat_waits;\nCREATE EXTENSION pg_stat_waits_test;\n' |
     as_os_user "$PSW_BINDIR/postgres" --single -D "$datadir" -c shared_preload_libraries=pg_stat_waits \
       postgres >/dev/null 2>&1 || return 0
@@ -69,10 +70,8 @@ callgrind_wrapper() {
       echo "SELECT pg_stat_waits_bench_wrapper('$mode', $n);" >"$BENCH_CG_DIR/wrap$n.sql"
       chmod a+r "$BENCH_CG_DIR/wrap$n.sql"
     done
-    c1=$(callgrind_count "$datadir" "$BENCH_CG_DIR/wrap100000.sql" /dev/null -c track_counts=off \
-         -c shared_preload_libraries=pg_stat_waits -c pg_stat_waits.timing=on)
-    c2=$(callgrind_count "$datadir" "$BENCH_CG_DIR/wrap200000.sql" /dev/null -c track_counts=off \
-         -c shared_preload_libraries=pg_stat_waits -c pg_stat_waits.timing=on)
+    c1=$(callgrind_count "$datadir" "$BENCH_CG_DIR/wrap100000.sql" /dev/null "${args[@]}")
+    c2=$(callgrind_count "$datadir" "$BENCH_CG_DIR/wrap200000.sql" /dev/null "${args[@]}")
     [ -n "$c1" ] && [ -n "$c2" ] || continue
     metric callgrind_wrapper "$mode" instr_per_call "$(awk -v a="$c1" -v b="$c2" 'BEGIN { printf "%.1f\n", (b - a) / 100000 }')" instr
   done
