@@ -62,6 +62,10 @@ public:
         row(queryid, spill)->calls++;
     }
 
+    // One execution of the statement's own id finished (the caller knows
+    // the ledger is open and the id is statement()).
+    void count_own_call() { base_row_.calls++; }
+
     // One top-level execution of queryid finished: whether it was the
     // statement's own id (the common case, tested first).
     template <typename Spill>

@@ -605,9 +605,12 @@ __attribute__((noinline)) static void timed_executor_end(QueryDesc *qd) {
     if (in_top_utility) return;
     const Portal portal = ActivePortal;
     const uint64 id = compat_queryid(qd->plannedstmt->queryId);
+    // Both return true only while a statement is open: inside a block it
+    // ends with its execution (timed_execution_done() without its first test).
     if (portal == nullptr ? timing_dropped_portal_call(id)
-                          : timing_flags.open && qd->sourceText == portal->sourceText && timing_top_call(id))
-        timed_execution_done();
+                          : timing_flags.open && qd->sourceText == portal->sourceText && timing_top_call(id)) {
+        if (IsTransactionBlock()) timing_statement_end();
+    }
 }
 
 __attribute__((noinline)) static void executor_end_other(QueryDesc *qd) {

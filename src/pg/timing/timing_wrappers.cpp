@@ -91,7 +91,7 @@ static inline uint8_t timing_backend_type() {
     return t > 0 && t < kMaxBackendTypes ? static_cast<uint8_t>(t) : 0;
 }
 
-// ---- per-query CPU rows, held locally (issue 13) ---------------------------
+// ---- per-query CPU rows, held locally ----------------------------------------
 // A finished statement's ledger rows (elapsed time and calls per id) are
 // summed here and reach the shared per-query table at the flush points the
 // waits already use (idle, once a second, exit) instead of one shared table
@@ -543,12 +543,25 @@ static void spill_row(const LedgerRow &r) {
     if (timing_shared != nullptr) hold_cpu_row(r.queryid, stmt_userid, r.calls, r.elapsed_ns);
 }
 
+// Whether this process times its statements: one with a PGPROC, not a
+// parallel worker (its leader times the statement), shared memory there.
+// All three are settled before a process runs its first statement and stay
+// so while it runs statements, so a yes is kept (a no is asked again: it
+// may come from a call before the process was set up).
+static bool process_times_statements = false;
+
+__attribute__((noinline)) static bool decide_process_times_statements() {
+    process_times_statements = MyProc != nullptr && !IsParallelWorker() && timing_shared != nullptr;
+    if (process_times_statements && !exit_hook_registered) register_exit_hook();
+    return process_times_statements;
+}
+
 // Whether a statement of queryid began (timed) at now.
 static inline bool begin_statement(uint64 queryid) {
     // Waits so far belong to whatever came before this statement (and are
     // published even if timing was just turned off).
     if (local_timing.pending()) flush(now_ns());
-    if (!guc_timing || queryid == 0 || MyProc == nullptr || IsParallelWorker() || timing_shared == nullptr)
+    if (!guc_timing || queryid == 0 || !(process_times_statements || decide_process_times_statements()))
         return false;
     stmt_userid = GetUserId();
     int64 t = now_ns();
@@ -556,7 +569,6 @@ static inline bool begin_statement(uint64 queryid) {
     stmt_start_ns = t;
     stmt_waits.clear();
     timing_flags.open = true;
-    if (!exit_hook_registered) register_exit_hook();
     return true;
 }
 
@@ -594,10 +606,10 @@ bool timing_top_call(uint64 queryid) { return queryid == 0 || ledger.count_top_c
 
 uint64 timing_statement_id() { return ledger.statement(); }
 
-bool timing_dropped_portal_call(uint64 queryid) {
+// The other cases of timing_dropped_portal_call.
+__attribute__((noinline)) static bool dropped_portal_call_other(uint64 queryid) {
     if (queryid == 0) return false;
     if (timing_flags.open) {
-        if (queryid == ledger.statement()) return ledger.count_top_call(queryid, spill_row);
         if (queryid == prev_statement_id) ledger.count_call(queryid, spill_row);
         return false;
     }
@@ -609,6 +621,16 @@ bool timing_dropped_portal_call(uint64 queryid) {
         timing_shared != nullptr)
         hold_cpu_row(queryid, stmt_userid, 1, 0);
     return false;
+}
+
+// The usual case tested first, out of the way of the others' register saves:
+// the open statement's own execution.
+bool timing_dropped_portal_call(uint64 queryid) {
+    if (__builtin_expect(timing_flags.open && queryid != 0 && queryid == ledger.statement(), 1)) {
+        ledger.count_own_call();
+        return true;
+    }
+    return dropped_portal_call_other(queryid);
 }
 
 __attribute__((noinline, cold)) static void capture_slow_run(int64 t) {
