@@ -55,12 +55,22 @@
 namespace psw {
 
 static post_parse_analyze_hook_type prev_post_parse_analyze = nullptr;
-static planner_hook_type prev_planner = nullptr;
-static ExecutorStart_hook_type prev_executor_start = nullptr;
-static ExecutorRun_hook_type prev_executor_run = nullptr;
-static ExecutorFinish_hook_type prev_executor_finish = nullptr;
-static ExecutorEnd_hook_type prev_executor_end = nullptr;
-static ProcessUtility_hook_type prev_process_utility = nullptr;
+// What each of the other hooks calls on: the hook installed before ours, or
+// else PostgreSQL's standard function. Chosen when ours is installed, so a
+// hook passes a phase on with one indirect jump and no test.
+static planner_hook_type next_planner = standard_planner;
+static ExecutorStart_hook_type next_executor_start = standard_ExecutorStart;
+static ExecutorRun_hook_type next_executor_run = standard_ExecutorRun;
+static ExecutorFinish_hook_type next_executor_finish = standard_ExecutorFinish;
+static ExecutorEnd_hook_type next_executor_end = standard_ExecutorEnd;
+static ProcessUtility_hook_type next_process_utility = standard_ProcessUtility;
+
+// The function ours passes on to: `hook`, the one installed before ours, if
+// any, else PostgreSQL's `standard`.
+template <typename F>
+static inline F chain_to(F hook, F standard) {
+    return hook != nullptr ? hook : standard;
+}
 
 static BackendSlot *my_slot = nullptr;
 
@@ -141,7 +151,7 @@ static bool end_hooks_installed = false;
 static void ensure_end_hooks() {
     if (end_hooks_installed) return;
     end_hooks_installed = true;
-    prev_executor_end = ExecutorEnd_hook;
+    next_executor_end = chain_to(ExecutorEnd_hook, standard_ExecutorEnd);
     ExecutorEnd_hook = executor_end;
     RegisterSubXactCallback(subxact_callback, nullptr);
 }
@@ -217,9 +227,9 @@ static void publish_server(uint8_t state, uint64 queryid, uint64 top_queryid, Ti
 __attribute__((noinline)) static void enter_tracker_mode() {
     if (!tracker_hooks_installed) {
         tracker_hooks_installed = true;
-        prev_executor_start = ExecutorStart_hook;
+        next_executor_start = chain_to(ExecutorStart_hook, standard_ExecutorStart);
         ExecutorStart_hook = executor_start;
-        prev_executor_finish = ExecutorFinish_hook;
+        next_executor_finish = chain_to(ExecutorFinish_hook, standard_ExecutorFinish);
         ExecutorFinish_hook = executor_finish;
         ensure_end_hooks();
         ensure_xact_callback();
@@ -465,8 +475,7 @@ static void post_parse_analyze(ParseState *pstate, Query *query, JumbleState *js
 
 static inline PlannedStmt *call_planner(Query *parse, const char *query_string, int cursor_options,
                                         ParamListInfo params) {
-    return prev_planner ? prev_planner(parse, query_string, cursor_options, params)
-                        : standard_planner(parse, query_string, cursor_options, params);
+    return next_planner(parse, query_string, cursor_options, params);
 }
 
 __attribute__((noinline)) static PlannedStmt *planner_slow(Query *parse, const char *query_string, int cursor_options,
@@ -505,10 +514,7 @@ static PlannedStmt *planner(Query *parse, const char *query_string, int cursor_o
 }
 
 static inline void call_executor_start(QueryDesc *qd, int eflags) {
-    if (prev_executor_start)
-        prev_executor_start(qd, eflags);
-    else
-        standard_ExecutorStart(qd, eflags);
+    next_executor_start(qd, eflags);
 }
 
 // Installed with the tracker (server mode: standard_ExecutorStart reports
@@ -530,10 +536,7 @@ static void executor_start(QueryDesc *qd, int eflags) {
 }
 
 static inline void call_executor_run(PSW_EXECUTOR_RUN_PARAMS) {
-    if (prev_executor_run)
-        prev_executor_run(PSW_EXECUTOR_RUN_ARGS);
-    else
-        standard_ExecutorRun(PSW_EXECUTOR_RUN_ARGS);
+    next_executor_run(PSW_EXECUTOR_RUN_ARGS);
 }
 
 // ExecutorRun and ExecutorFinish attribute alike: a nested phase under
@@ -577,10 +580,7 @@ static void executor_run(PSW_EXECUTOR_RUN_PARAMS) {
 }
 
 static inline void call_executor_finish(QueryDesc *qd) {
-    if (prev_executor_finish)
-        prev_executor_finish(qd);
-    else
-        standard_ExecutorFinish(qd);
+    next_executor_finish(qd);
 }
 
 // Installed with the tracker.
@@ -590,10 +590,7 @@ static void executor_finish(QueryDesc *qd) {
 }
 
 static inline void call_executor_end(QueryDesc *qd) {
-    if (prev_executor_end)
-        prev_executor_end(qd);
-    else
-        standard_ExecutorEnd(qd);
+    next_executor_end(qd);
 }
 
 // Timed server mode: a top-level execution ends (see above).
@@ -650,10 +647,7 @@ static bool ends_transaction_block(Node *stmt) {
 static inline void call_process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
                                         ProcessUtilityContext context, ParamListInfo params,
                                         QueryEnvironment *query_env, DestReceiver *dest, QueryCompletion *qc) {
-    if (prev_process_utility)
-        prev_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
-    else
-        standard_ProcessUtility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+    next_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
 }
 
 // The id of a top-level utility statement. pg_stat_statements (track_utility)
@@ -839,11 +833,11 @@ static void subxact_callback(SubXactEvent event, SubTransactionId, SubTransactio
 void install_query_hooks() {
     prev_post_parse_analyze = post_parse_analyze_hook;
     post_parse_analyze_hook = post_parse_analyze;
-    prev_planner = planner_hook;
+    next_planner = chain_to(planner_hook, standard_planner);
     planner_hook = planner;
-    prev_executor_run = ExecutorRun_hook;
+    next_executor_run = chain_to(ExecutorRun_hook, standard_ExecutorRun);
     ExecutorRun_hook = executor_run;
-    prev_process_utility = ProcessUtility_hook;
+    next_process_utility = chain_to(ProcessUtility_hook, standard_ProcessUtility);
     ProcessUtility_hook = process_utility;
 }
 
