@@ -364,10 +364,11 @@ static inline void timed_parsed(const Query *query) {
     timed_begin(id, id);
 }
 
-// The top-level statement finished executing: inside a transaction block
-// the backend is idle in transaction from here.
-static void timed_execution_done() {
-    if (timing_flags.open && IsTransactionBlock()) timing_statement_end();
+// The open top-level statement finished executing (callers know one is
+// open): inside a transaction block the backend is idle in transaction from
+// here.
+static inline void timed_execution_done() {
+    if (IsTransactionBlock()) timing_statement_end();
 }
 
 // Waiting for the client with no portal running: whatever the open statement
@@ -602,12 +603,10 @@ __attribute__((noinline)) static void timed_executor_end(QueryDesc *qd) {
     if (in_top_utility) return;
     const Portal portal = ActivePortal;
     const uint64 id = compat_queryid(qd->plannedstmt->queryId);
-    // Both return true only while a statement is open: inside a block it
-    // ends with its execution (timed_execution_done() without its first test).
+    // Both return true only while a statement is open.
     if (portal == nullptr ? timing_dropped_portal_call(id)
-                          : timing_flags.open && qd->sourceText == portal->sourceText && timing_top_call(id)) {
-        if (IsTransactionBlock()) timing_statement_end();
-    }
+                          : timing_flags.open && qd->sourceText == portal->sourceText && timing_top_call(id))
+        timed_execution_done();
 }
 
 __attribute__((noinline)) static void executor_end_other(QueryDesc *qd) {
