@@ -36,6 +36,7 @@ public:
     uint64_t last_statement() const { return base_; }
 
     // A top-level statement starts at `now`; its own id owns the time.
+    // queryid is not 0 (0 means "none" throughout).
     void start(uint64_t queryid, int64_t now) {
         open_ = true;
         base_ = queryid;
@@ -62,9 +63,14 @@ public:
         row(queryid, spill)->calls++;
     }
 
-    // One execution of the statement's own id finished (the caller knows
-    // the ledger is open and the id is statement()).
-    void count_own_call() { base_row_.calls++; }
+    // If queryid is the open statement's own id, one execution of it
+    // finished: counted, and true. (An open statement's id is never 0, so
+    // 0 is never counted here.)
+    bool count_own_call(uint64_t queryid) {
+        if (!open_ || queryid != base_) return false;
+        base_row_.calls++;
+        return true;
+    }
 
     // One top-level execution of queryid finished: whether it was the
     // statement's own id (the common case, tested first).
@@ -86,8 +92,8 @@ public:
         open_ = false;
         if (__builtin_expect(n_ != 0 || current_ != base_, 0)) return close_nested(now, spill);
         // Time never left the statement's own id: one row.
+        // (since_ is left as it is: nothing reads it before the next start.)
         if (now > since_) base_row_.elapsed_ns += static_cast<uint64_t>(now - since_);
-        since_ = now;
         if (base_row_.elapsed_ns != 0 || base_row_.calls != 0) spill(base_row_);
     }
 

@@ -354,7 +354,9 @@ TEST(StatementLedger, OwnIdOnlyClosesInOneRow) {
     l.start(7, 100);
     EXPECT_TRUE(l.count_top_call(7, s));
     EXPECT_TRUE(l.count_top_call(7, s));
-    l.count_own_call();  // the caller's fast path: the same count
+    EXPECT_TRUE(l.count_own_call(7)) << "the caller's fast path: the same count";
+    EXPECT_FALSE(l.count_own_call(8)) << "count_own_call counts the statement's own id only";
+    EXPECT_FALSE(l.count_own_call(0));
     EXPECT_FALSE(l.count_top_call(8, s)) << "another id (a cursor's query) is not the statement's";
     l.close(350, s);
     ASSERT_EQ(s.rows.size(), 2u);
@@ -373,6 +375,7 @@ TEST(StatementLedger, OwnIdOnlyClosesInOneRow) {
     EXPECT_EQ(c7, 3u);
     EXPECT_EQ(c8, 1u);
     EXPECT_FALSE(l.count_top_call(7, s)) << "closed: nothing is counted";
+    EXPECT_FALSE(l.count_own_call(7)) << "closed: nothing is counted";
 }
 
 // A statement whose time went to another id and came back still closes

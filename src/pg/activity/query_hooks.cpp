@@ -116,12 +116,16 @@ static bool server_fast = false;
 static bool server_plain = false;
 // Parse analysis in timed server mode, when nothing else asks for the slow path.
 static bool server_timed_fast = false;
+// What the transaction callback tests: server mode, nothing asking for the
+// tracker (so no mode change is due at a transaction's end).
+static bool server_no_tracker = false;
 static void update_server_fast() {
     bool server_only = mode == kModeServer && !wants_tracker && prev_post_parse_analyze == nullptr &&
                        !timing_flags.log_pending;
     server_fast = server_only && !wants_timing;
     server_timed_fast = server_only && wants_timing;
     server_plain = mode == kModeServer && !wants_timing;
+    server_no_tracker = mode == kModeServer && !wants_tracker;
 }
 static void note_no_server_id() {
     if (!pgstat_track_activities) server_fast = false;
@@ -399,7 +403,7 @@ void query_hooks_client_send() {
 // is over (an error may have skipped the flags' resets).
 static void timed_over() {
     in_top_utility = false;
-    if (timing_flags.open) timing_statement_end();
+    timing_statement_end();  // (which tests for an open statement itself)
 }
 
 // --- hooks ----------------------------------------------------------------
@@ -787,9 +791,12 @@ __attribute__((noinline)) static void xact_callback_slow(bool aborted) {
 }
 
 // The path every timed statement takes (timed server mode, nothing asking
-// for the tracker) is tested first and ends in a tail call; everything
-// else, and the mode change, is out of line.
+// for the tracker: an autocommit statement's commit) is tested first and
+// ends in a tail call; everything else, and the mode change, is out of line.
 static void xact_callback(XactEvent event, void *) {
+    if (__builtin_expect(event == XACT_EVENT_COMMIT, 1) && server_no_tracker && ActivePortal == nullptr &&
+        pgstat_track_activities)
+        return timed_over();
     bool aborted;
     switch (event) {
         case XACT_EVENT_COMMIT:
@@ -804,9 +811,7 @@ static void xact_callback(XactEvent event, void *) {
         default:
             return;  // the PRE_ events: nothing ends there
     }
-    if (__builtin_expect(mode == kModeServer && !wants_tracker, 1) && ActivePortal == nullptr &&
-        pgstat_track_activities)
-        return timed_over();
+    if (server_no_tracker && ActivePortal == nullptr && pgstat_track_activities) return timed_over();
     xact_callback_slow(aborted);
 }
 

@@ -107,9 +107,17 @@ static constexpr int kPendingCpuRows = 8;
 static PendingCpuRow pending_cpu[kPendingCpuRows];
 static int pending_cpu_count = 0;
 static int64 last_cpu_flush_ns = 0;
+// The row the last statement was held in, tested before any search: a
+// backend usually runs the same few statements, and the same one again.
+// Points at no_cpu_row when nothing is held (query id 0 is never held: the
+// ledger and the dropped-portal path only hold rows of real ids), so the
+// test needs no null check.
+static PendingCpuRow no_cpu_row = {};
+static PendingCpuRow *last_cpu_row = &no_cpu_row;
 
 static void flush_cpu_rows() {
     last_cpu_flush_ns = now_ns();
+    last_cpu_row = &no_cpu_row;
     QueryTable *qt = timing_shared != nullptr ? timing_query_table() : nullptr;
     const uint8_t btype = timing_backend_type();
     for (int i = 0; i < pending_cpu_count; i++) {
@@ -119,25 +127,37 @@ static void flush_cpu_rows() {
     pending_cpu_count = 0;
 }
 
-__attribute__((noinline)) static void hold_new_cpu_row(uint64 queryid, Oid userid, Oid dbid, uint64 calls,
-                                                       uint64 ns) {
-    if (pending_cpu_count == kPendingCpuRows) flush_cpu_rows();
-    pending_cpu[pending_cpu_count++] = PendingCpuRow{queryid, userid, dbid, calls, ns};
+static inline bool same_cpu_row(const PendingCpuRow &r, uint64 queryid, Oid userid, Oid dbid) {
+    return r.queryid == queryid && r.userid == userid && r.dbid == dbid;
 }
 
-// The search calls nothing, so the common case (a row already held) saves
-// no register.
+// Not the last statement's row: search the others, else take a new one.
+__attribute__((noinline)) static void hold_other_cpu_row(uint64 queryid, Oid userid, Oid dbid, uint64 calls,
+                                                         uint64 ns) {
+    PendingCpuRow *r = nullptr;
+    for (int i = 0; i < pending_cpu_count && r == nullptr; i++)
+        if (same_cpu_row(pending_cpu[i], queryid, userid, dbid)) r = &pending_cpu[i];
+    if (r == nullptr) {
+        if (pending_cpu_count == kPendingCpuRows) flush_cpu_rows();
+        r = &pending_cpu[pending_cpu_count++];
+        *r = PendingCpuRow{queryid, userid, dbid, 0, 0};
+    }
+    r->calls += calls;
+    r->ns += ns;
+    last_cpu_row = r;
+}
+
+// The common case (the last statement's row again) calls nothing and so
+// saves no register.
 static inline void hold_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
     const Oid dbid = MyDatabaseId;
-    for (int i = 0; i < pending_cpu_count; i++) {
-        PendingCpuRow &r = pending_cpu[i];
-        if (r.queryid == queryid && r.userid == userid && r.dbid == dbid) {
-            r.calls += calls;
-            r.ns += ns;
-            return;
-        }
+    PendingCpuRow *r = last_cpu_row;
+    if (__builtin_expect(same_cpu_row(*r, queryid, userid, dbid), 1)) {
+        r->calls += calls;
+        r->ns += ns;
+        return;
     }
-    hold_new_cpu_row(queryid, userid, dbid, calls, ns);
+    hold_other_cpu_row(queryid, userid, dbid, calls, ns);
 }
 
 static inline bool anything_pending() { return local_timing.pending() || pending_cpu_count != 0; }
@@ -539,9 +559,7 @@ bool timing_load(FILE *f) {
 
 // A ledger row (elapsed time and calls of one id) goes to its (queryid, CPU)
 // entry; the view turns it into the CPU row (elapsed minus that id's waits).
-static void spill_row(const LedgerRow &r) {
-    if (timing_shared != nullptr) hold_cpu_row(r.queryid, stmt_userid, r.calls, r.elapsed_ns);
-}
+static void spill_row(const LedgerRow &r) { hold_cpu_row(r.queryid, stmt_userid, r.calls, r.elapsed_ns); }
 
 // Whether this process times its statements: one with a PGPROC, not a
 // parallel worker (its leader times the statement), shared memory there.
@@ -626,10 +644,7 @@ __attribute__((noinline)) static bool dropped_portal_call_other(uint64 queryid) 
 // The usual case tested first, out of the way of the others' register saves:
 // the open statement's own execution.
 bool timing_dropped_portal_call(uint64 queryid) {
-    if (__builtin_expect(timing_flags.open && queryid != 0 && queryid == ledger.statement(), 1)) {
-        ledger.count_own_call();
-        return true;
-    }
+    if (__builtin_expect(ledger.count_own_call(queryid), 1)) return true;
     return dropped_portal_call_other(queryid);
 }
 
