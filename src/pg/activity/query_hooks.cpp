@@ -790,13 +790,17 @@ __attribute__((noinline)) static void xact_callback_slow(bool aborted) {
     }
 }
 
-// The path every timed statement takes (timed server mode, nothing asking
-// for the tracker: an autocommit statement's commit) is tested first and
-// ends in a tail call; everything else, and the mode change, is out of line.
+// A transaction the main loop ended, in server mode with nothing asking for
+// the tracker (so no mode change is due): it ends the timed statement.
+static inline bool ends_server_statement() {
+    return server_no_tracker && ActivePortal == nullptr && pgstat_track_activities;
+}
+
+// The path every timed statement takes (timed server mode: an autocommit
+// statement's commit) is tested first and ends in a tail call; everything
+// else, and the mode change, is out of line.
 static void xact_callback(XactEvent event, void *) {
-    if (__builtin_expect(event == XACT_EVENT_COMMIT, 1) && server_no_tracker && ActivePortal == nullptr &&
-        pgstat_track_activities)
-        return timed_over();
+    if (__builtin_expect(event == XACT_EVENT_COMMIT, 1) && ends_server_statement()) return timed_over();
     bool aborted;
     switch (event) {
         case XACT_EVENT_COMMIT:
@@ -811,7 +815,7 @@ static void xact_callback(XactEvent event, void *) {
         default:
             return;  // the PRE_ events: nothing ends there
     }
-    if (server_no_tracker && ActivePortal == nullptr && pgstat_track_activities) return timed_over();
+    if (ends_server_statement()) return timed_over();
     xact_callback_slow(aborted);
 }
 
