@@ -95,11 +95,13 @@ static inline uint8_t timing_backend_type() {
 // A finished statement's ledger rows (elapsed time and calls per id) are
 // summed here and reach the shared per-query table at the flush points the
 // waits already use (idle, once a second, exit) instead of one shared table
-// update per statement end. Keyed like their QueryTable entry.
+// update per statement end. Keyed like their QueryTable entry less the
+// database: a process stays with the database it connected to (PostgreSQL
+// cannot switch), so every held row is MyDatabaseId's and the search at each
+// statement end compares two fields.
 struct PendingCpuRow {
     uint64 queryid;
     Oid userid;
-    Oid dbid;
     uint64 calls;
     uint64 ns;
 };
@@ -107,57 +109,36 @@ static constexpr int kPendingCpuRows = 8;
 static PendingCpuRow pending_cpu[kPendingCpuRows];
 static int pending_cpu_count = 0;
 static int64 last_cpu_flush_ns = 0;
-// The row the last statement was held in, tested before any search: a
-// backend usually runs the same few statements, and the same one again.
-// Points at no_cpu_row when nothing is held (query id 0 is never held: the
-// ledger and the dropped-portal path only hold rows of real ids), so the
-// test needs no null check.
-static PendingCpuRow no_cpu_row = {};
-static PendingCpuRow *last_cpu_row = &no_cpu_row;
 
 static void flush_cpu_rows() {
     last_cpu_flush_ns = now_ns();
-    last_cpu_row = &no_cpu_row;
     QueryTable *qt = timing_shared != nullptr ? timing_query_table() : nullptr;
     const uint8_t btype = timing_backend_type();
     for (int i = 0; i < pending_cpu_count; i++) {
         const PendingCpuRow &r = pending_cpu[i];
-        if (qt != nullptr) qt->add(QueryKey{r.queryid, r.dbid, r.userid, wait_index(0), btype}, r.calls, r.ns);
+        if (qt != nullptr)
+            qt->add(QueryKey{r.queryid, MyDatabaseId, r.userid, wait_index(0), btype}, r.calls, r.ns);
     }
     pending_cpu_count = 0;
 }
 
-static inline bool same_cpu_row(const PendingCpuRow &r, uint64 queryid, Oid userid, Oid dbid) {
-    return r.queryid == queryid && r.userid == userid && r.dbid == dbid;
+__attribute__((noinline)) static void hold_new_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
+    if (pending_cpu_count == kPendingCpuRows) flush_cpu_rows();
+    pending_cpu[pending_cpu_count++] = PendingCpuRow{queryid, userid, calls, ns};
 }
 
-// Not the last statement's row: search the others, else take a new one.
-__attribute__((noinline)) static void hold_other_cpu_row(uint64 queryid, Oid userid, Oid dbid, uint64 calls,
-                                                         uint64 ns) {
-    PendingCpuRow *r = nullptr;
-    for (int i = 0; i < pending_cpu_count && r == nullptr; i++)
-        if (same_cpu_row(pending_cpu[i], queryid, userid, dbid)) r = &pending_cpu[i];
-    if (r == nullptr) {
-        if (pending_cpu_count == kPendingCpuRows) flush_cpu_rows();
-        r = &pending_cpu[pending_cpu_count++];
-        *r = PendingCpuRow{queryid, userid, dbid, 0, 0};
-    }
-    r->calls += calls;
-    r->ns += ns;
-    last_cpu_row = r;
-}
-
-// The common case (the last statement's row again) calls nothing and so
-// saves no register.
+// The search calls nothing, so the common case (a row already held) saves
+// no register.
 static inline void hold_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
-    const Oid dbid = MyDatabaseId;
-    PendingCpuRow *r = last_cpu_row;
-    if (__builtin_expect(same_cpu_row(*r, queryid, userid, dbid), 1)) {
-        r->calls += calls;
-        r->ns += ns;
-        return;
+    for (int i = 0; i < pending_cpu_count; i++) {
+        PendingCpuRow &r = pending_cpu[i];
+        if (r.queryid == queryid && r.userid == userid) {
+            r.calls += calls;
+            r.ns += ns;
+            return;
+        }
     }
-    hold_other_cpu_row(queryid, userid, dbid, calls, ns);
+    hold_new_cpu_row(queryid, userid, calls, ns);
 }
 
 static inline bool anything_pending() { return local_timing.pending() || pending_cpu_count != 0; }
