@@ -76,10 +76,7 @@ public:
     // statement's own id (the common case, tested first).
     template <typename Spill>
     bool count_top_call(uint64_t queryid, Spill &&spill) {
-        if (__builtin_expect(open_ && queryid == base_, 1)) {
-            base_row_.calls++;
-            return true;
-        }
+        if (__builtin_expect(count_own_call(queryid), 1)) return true;
         count_other_call(queryid, spill);
         return false;
     }
