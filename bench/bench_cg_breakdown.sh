@@ -62,10 +62,34 @@ callgrind_breakdown_render() {
 }
 
 # cg_self_by_object OUTFILE: "instructions<TAB>object" (self cost summed per
-# shared object: postgres, libc, pg_stat_waits.so, ...).
+# shared object: postgres, libc, pg_stat_waits.so, ...), read from the
+# profile itself rather than from callgrind_annotate, whose rows name an
+# object only on some lines and merge functions of the same file and name
+# (ld.so carries its own copies of libc's string functions), so a libc
+# row could be counted under ld.so in one run and not in the next. In the
+# profile every cost line belongs to the last "ob=" before it; the line
+# after a "calls=" is the callee's inclusive cost, not self cost. The
+# objects' sums equal the profile's "summary:".
 cg_self_by_object() {
-  cg_self_rows "$1" |
-    awk -F'\t' '{ n = split($3, p, "/"); s[p[n]] += $1 } END { for (o in s) printf "%d\t%s\n", s[o], o }'
+  awk '
+    function obname(s,   id, nm) {
+      if (match(s, /^\([0-9]+\)/)) {
+        id = substr(s, 2, RLENGTH - 2); nm = substr(s, RLENGTH + 2)
+        if (nm != "") names[id] = nm
+        return names[id]
+      }
+      return s
+    }
+    /^ob=/ { cur = obname(substr($0, 4)); next }
+    /^cob=/ { obname(substr($0, 5)); next }
+    /^calls=/ { skip = 1; next }
+    /^[-+*0-9]/ { if (skip) { skip = 0; next } self[cur] += $2; next }
+    END {
+      for (o in self) {
+        n = split(o, p, "/"); name = p[n] == "???" ? "(code with no object name)" : p[n]
+        printf "%d\t%s\n", self[o], name
+      }
+    }' "$1"
 }
 
 # callgrind_objects N CONFIG...: per-statement self cost by object, from the
