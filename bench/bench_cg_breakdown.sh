@@ -63,10 +63,11 @@ callgrind_breakdown_render() {
 
 # cg_self_by_object OUTFILE: "instructions<TAB>object" (self cost summed per
 # shared object: postgres, libc, pg_stat_waits.so, ...), read from the
-# profile itself rather than from callgrind_annotate, whose rows name an
-# object only on some lines and merge functions of the same file and name
-# (ld.so carries its own copies of libc's string functions), so a libc
-# row could be counted under ld.so in one run and not in the next. In the
+# profile itself rather than from callgrind_annotate's rows, which leave
+# code inlined from headers without an object and can merge functions of
+# the same file and name in two objects (ld.so has its own copies of some
+# of libc's string functions): 36-115 instructions per statement moved
+# between libc and ld.so from one run to the next. In the
 # profile every cost line belongs to the last "ob=" before it; the line
 # after a "calls=" is the callee's inclusive cost, not self cost. The
 # objects' sums equal the profile's "summary:".
