@@ -77,6 +77,49 @@ callgrind_wrapper() {
   done
 }
 
+# callgrind_socket_slope DATADIR N CONFIG: instructions per statement of a
+# client backend over a Unix socket, the path a client's statement takes in
+# production. The postmaster runs under callgrind, which follows its forks;
+# psql sends N and then 2N "SELECT 1;" in two connections (one round trip
+# each, as pgbench's simple protocol), and each backend's count is read from
+# its own profile, written when it exits. A forked backend's count includes
+# what the postmaster had executed before the fork; the slope cancels that
+# with connection start-up. Here the wait for the client's next message, its
+# recv and the send of the result are real calls (timed ones with timing on),
+# which postgres --single never makes.
+callgrind_socket_slope() {
+  local datadir=$1 n=$2 cfg=$3 dir port args=() a k pid f c="" i1="" i2="" t
+  while IFS= read -r a; do args+=("$a"); done < <(bench_cfg_args "$cfg")
+  dir=$BENCH_CG_DIR/sock_$cfg
+  mkdir -p "$dir"; chmod 755 "$dir"
+  [ "$(id -u)" -eq 0 ] && chown "$PSW_OS_USER" "$dir"
+  port=$(free_port 55700)
+  rm -f "$datadir/pg_stat/pg_stat_waits.stat"
+  as_os_user env LD_BIND_NOW=1 valgrind --tool=callgrind --callgrind-out-file="$dir/cg.%p" \
+    "$PSW_BINDIR/postgres" -D "$datadir" -p "$port" -k "$dir" -c listen_addresses= -c autovacuum=off \
+    -c track_counts=off -c max_connections=100 "${args[@]}" -c compute_query_id=on >"$dir/log" 2>&1 &
+  for t in $(seq 240); do
+    "$PSW_BINDIR/pg_isready" -q -h "$dir" -p "$port" && break
+    sleep 0.5
+  done
+  for k in "$n" "$((2 * n))"; do
+    { echo 'SELECT pg_backend_pid();'; cat "$BENCH_CG_DIR/in$k.sql"; } |
+      "$PSW_BINDIR/psql" -XAtq -h "$dir" -p "$port" -U postgres -d postgres >"$dir/out$k" 2>/dev/null
+    pid=$(head -1 "$dir/out$k")
+    f=$dir/cg.$pid c=""
+    # The profile is complete once its totals line is there.
+    for t in $(seq 240); do
+      [ -n "$pid" ] && c=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$f" 2>/dev/null)
+      [ -n "$c" ] && break
+      sleep 0.5
+    done
+    if [ "$k" = "$n" ]; then i1=$c; else i2=$c; fi
+  done
+  as_os_user "$PSW_BINDIR/pg_ctl" -D "$datadir" -m fast -w -t 300 stop >/dev/null 2>&1 || true
+  [ -n "$i1" ] && [ -n "$i2" ] || { echo NA; return 0; }
+  awk -v a="$i1" -v b="$i2" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) / n }'
+}
+
 bench_callgrind() {
   local quick=$1 n
   n=$([ "$quick" = 1 ] && echo 300 || echo 1500)
@@ -123,6 +166,11 @@ bench_callgrind() {
     done
   fi
   bench_cfg_available psw_timing && callgrind_wrapper "$BENCH_CG_DIR/data"
+  log "bench: per-statement instructions of a client backend over a socket (callgrind)"
+  for cfg in none_qid "${BENCH_CONFIGS[@]:1}"; do
+    [ "$cfg" != none_qid ] && ! bench_cfg_available "$cfg" && continue
+    metric callgrind_socket "$cfg" instr_per_stmt "$(callgrind_socket_slope "$BENCH_CG_DIR/data" "$n" "$cfg")" instr
+  done
   rm -rf "$BENCH_CG_DIR"
   callgrind_render "$quick" "$n"
 }
@@ -182,6 +230,25 @@ callgrind_render() {
     md "| through a pointer (not interposed) | $(fmt "$wd") | |"
     md "| through the wrapper, timing off | $(fmt "$wf") | $(fmt "$(awk -v a="$wf" -v b="$wd" 'BEGIN{print a-b}')") |"
     md "| through the wrapper, timing on | $(fmt "$wn") | $(fmt "$(awk -v a="$wn" -v b="$wd" 'BEGIN{print a-b}')") |"
+  fi
+  local sq
+  sq=$(metric_get callgrind_socket none_qid instr_per_stmt)
+  if [ -n "$sq" ] && [ "$sq" != NA ]; then
+    md "" "Over a Unix socket: the same N and 2N \`SELECT 1;\` sent by psql (one round trip each, as pgbench's"
+    md "simple protocol) to a postmaster running under callgrind; the backend's own count, slope as above."
+    md "This is a client's statement in production: the backend also waits for the client's next message,"
+    md "reads it and sends the result, which \`postgres --single\` never does; with timing on those are"
+    md "timed waits. Every run sets compute_query_id = on, so the first row is the baseline (pg_stat_waits"
+    md "and pg_stat_statements turn it on themselves; pg_wait_sampling's backend, left to itself over a"
+    md "socket, was measured about 1,070 instructions below it: no query ids)." ""
+    md "| configuration | instructions / statement | Δ vs compute_query_id = on | % |" "|---|---:|---:|---:|"
+    md "| no extension, compute_query_id = on | $(fmt "$sq") | | |"
+    for cfg in "${BENCH_CONFIGS[@]:1}"; do
+      v=$(metric_get callgrind_socket "$cfg" instr_per_stmt)
+      [ -n "$v" ] && [ "$v" != NA ] || continue
+      md "| $(bench_cfg_label "$cfg") | $(fmt "$v") | $(fmt "$(awk -v a="$v" -v b="$sq" 'BEGIN{print a-b}')") |" \
+         "$(fmt "$(awk -v a="$v" -v b="$sq" 'BEGIN{print 100*(a-b)/b}')" 2) % |"
+    done
   fi
   if [ "$quick" != 1 ]; then
     md "" "Determinism: the no-extension slope measured a second time:" \

@@ -2,6 +2,7 @@
 
 #include "pg.h"
 #include "activity/query_hooks.h"
+#include "timing/timing.h"
 
 namespace psw {
 
@@ -28,8 +29,13 @@ static const struct config_enum_entry track_options[] = {
 };
 
 // The statement hooks change mode when these change (activity/query_hooks.cpp).
+// Timing turned off publishes what the wrappers had not flushed yet: with it
+// off they never reach another flush point.
 static void assign_track(int newval, void *) { query_hooks_assign_track(newval); }
-static void assign_timing(bool newval, void *) { query_hooks_assign_timing(newval); }
+static void assign_timing(bool newval, void *) {
+    if (!newval) timing_flush_own();
+    query_hooks_assign_timing(newval);
+}
 
 void define_gucs() {
     DefineCustomIntVariable("pg_stat_waits.sample_period",

@@ -336,6 +336,45 @@ subtest 'timing off moves nothing, and off stops at once' => sub {
 	$s->quit;
 };
 
+# A busy client's next statement comes before its backend would sleep, so
+# the backend publishes its per-query rows before it waits for the client,
+# and the event totals of the waits outside any statement (the wait for the
+# client itself, its recv and send) once it has waited 10 ms, a second has
+# passed, or it exits; a session reading the views flushes its own first;
+# turning timing off flushes everything then and there.
+subtest 'an idle session publishes its waits for the client, a reader sees its own at once, off holds nothing' => sub {
+	ok(wait_for_quiet(0), 'no other sessions');
+	my $client_reads = "SELECT coalesce(sum(calls), 0) FROM pg_stat_waits "
+	  . "WHERE wait_event_type = 'Client' AND wait_event = 'ClientRead'";
+	my $probe_calls = "SELECT coalesce(sum(q.calls), 0) FROM pg_stat_waits_queries q "
+	  . "WHERE q.wait_event_type = 'CPU' AND q.queryid IN "
+	  . "(SELECT queryid FROM pg_stat_statements WHERE query LIKE '%idle_flush_probe%')";
+	my $reads0 = sql($admin, $client_reads);
+	my $s = timed_session();
+	# Three waits for the client timed: before each probe.
+	sql($s, 'SELECT 4242 AS idle_flush_probe') for 1 .. 3;
+	is(sql($admin, $probe_calls), 3, 'the per-query rows are published before the session waits for its client');
+	# $s stays open and idle: only its idle flush can publish these.
+	my $t0 = time;
+	ok(wait_until(sub { sql($admin, $client_reads) >= $reads0 + 3 }, 5),
+		'another session sees its waits for the client while it idles');
+	my $waited_ms = (time - $t0) * 1000;
+	cmp_ok($waited_ms, '<', 2000, sprintf('within moments (%.0f ms)', $waited_ms));
+
+	# Three more waits (before two probes and the read), published by the
+	# read itself.
+	sql($s, 'SELECT 4242 AS idle_flush_probe') for 1 .. 2;
+	cmp_ok(sql($s, $client_reads), '>=', $reads0 + 6, 'the session itself reads its own waits at once');
+
+	sql($s, 'SET pg_stat_waits.timing = off');
+	my $everything = 'SELECT (SELECT coalesce(sum(calls), 0) FROM pg_stat_waits), '
+	  . '(SELECT coalesce(sum(calls), 0) FROM pg_stat_waits_queries)';
+	my $after_off = sql($admin, $everything);
+	$s->quit;
+	ok(wait_for_quiet(0), 'the session is gone');
+	is(sql($admin, $everything), $after_off, 'its exit added nothing: turning timing off had published all');
+};
+
 subtest 'histogram counts sum to calls' => sub {
 	my $s = timed_session();
 	sql($s, 'SELECT pg_sleep(0.01)') for 1 .. 3;

@@ -64,6 +64,12 @@ uint64 timing_statement_id();
 // Whether it was the open statement's own.
 bool timing_dropped_portal_call(uint64 queryid);
 
+// Publishes what this process has accumulated and not yet flushed: a
+// session reading the exact views sees its own waits, and timing turned
+// off leaves nothing behind (other sessions see a backend's waits once it
+// has been idle 10 ms, or within a second). No error, no allocation.
+void timing_flush_own();
+
 // One bounded eviction step of the per-query table (at most max_visits
 // slots), from the sampler's evict_tables_step(); backends never evict.
 void timing_evict_step(uint64 max_visits);

@@ -40,6 +40,9 @@ static Datum backend_type_datum(uint8_t t, bool *isnull) {
 static void require_timing_shmem() {
     require_preloaded();
     if (timing_shared == nullptr) elog(ERROR, "pg_stat_waits: timing shared memory is missing");
+    // This session's own waits not yet published (its last wait for the
+    // client among them): a session sees its own at once.
+    timing_flush_own();
 }
 
 }  // namespace psw

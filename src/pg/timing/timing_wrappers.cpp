@@ -110,8 +110,8 @@ static PendingCpuRow pending_cpu[kPendingCpuRows];
 static int pending_cpu_count = 0;
 static int64 last_cpu_flush_ns = 0;
 
-static void flush_cpu_rows() {
-    last_cpu_flush_ns = now_ns();
+static void flush_cpu_rows(int64 now) {
+    last_cpu_flush_ns = now;
     QueryTable *qt = timing_shared != nullptr ? timing_query_table() : nullptr;
     const uint8_t btype = timing_backend_type();
     for (int i = 0; i < pending_cpu_count; i++) {
@@ -123,7 +123,7 @@ static void flush_cpu_rows() {
 }
 
 __attribute__((noinline)) static void hold_new_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
-    if (pending_cpu_count == kPendingCpuRows) flush_cpu_rows();
+    if (pending_cpu_count == kPendingCpuRows) flush_cpu_rows(now_ns());
     pending_cpu[pending_cpu_count++] = PendingCpuRow{queryid, userid, calls, ns};
 }
 
@@ -143,12 +143,20 @@ static inline void hold_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64
 
 static inline bool anything_pending() { return local_timing.pending() || pending_cpu_count != 0; }
 
+// Whether local_timing holds waits attributed to a query id: only while
+// pending_queryid is set (every attributed add is under it; with it 0 the
+// pending waits are the event totals alone). Those must reach the shared
+// tables before the id changes or the statement ends; waits outside any
+// statement (the wait for the client, its recv and send) can wait for the
+// next flush point with everything else.
+static inline bool attributed_pending() { return pending_queryid != 0 && local_timing.pending(); }
+
 // Waits only: a statement's end publishes its waits under their ids; its
 // CPU rows wait for the next full flush.
 static void flush_waits(int64 now);
 
 static void flush(int64 now) {
-    if (pending_cpu_count != 0) flush_cpu_rows();
+    if (pending_cpu_count != 0) flush_cpu_rows(now);
     flush_waits(now);
 }
 
@@ -225,15 +233,24 @@ static inline bool any_flag() {
 }
 
 // Before the real call: publish the wait's start; flush what is pending
-// when the process is about to sleep idle (so an idle backend's counters
-// are never held back) or a second has passed.
-static inline int64 begin_call(uint32 info) {
+// when a second has passed or the process is about to sleep idle (so an
+// idle backend's counters are never held back). The epoll_wait for a
+// client's next message (when the call is that one: idle_flush_later)
+// publishes the per-query rows at once, and leaves the waits outside any
+// statement (the event totals of the wait for the client, its recv and
+// send) to wait_for_client, which flushes them only if the client keeps it
+// waiting.
+__attribute__((always_inline)) static inline int64 begin_call(uint32 info, bool idle_flush_later) {
     if (__builtin_expect(any_flag(), 0) && info == WAIT_EVENT_CLIENT_READ) at_client_read();
     int64 t0 = now_ns();
-    if (anything_pending() &&
-        (info == WAIT_EVENT_CLIENT_READ || (info & 0xFF000000U) == PG_WAIT_ACTIVITY ||
-         t0 - last_flush_ns >= kFlushIntervalNs))
-        flush(t0);
+    if (anything_pending()) {
+        const bool due = t0 - last_flush_ns >= kFlushIntervalNs;
+        if (idle_flush_later && !due && !attributed_pending()) {
+            if (pending_cpu_count != 0) flush_cpu_rows(t0);
+        } else if (info == WAIT_EVENT_CLIENT_READ || (info & 0xFF000000U) == PG_WAIT_ACTIVITY || due) {
+            flush(t0);
+        }
+    }
     BackendSlot *s = my_live_slot();
     if (s != nullptr) {
         *reinterpret_cast<volatile uint32 *>(&s->wait_start_info) = info;
@@ -244,6 +261,32 @@ static inline int64 begin_call(uint32 info) {
 
 static inline void end_call_tail(int64 t1) {
     if (t1 - last_flush_ns >= kFlushIntervalNs) flush(t1);
+}
+
+// The wait for a client's next message (epoll_wait under ClientRead). A
+// backend publishes what it has pending before it sleeps idle, but a busy
+// client's next statement usually comes within a fraction of a millisecond,
+// and publishing the waits outside any statement (the event totals of this
+// wait, the recv before it and the send of the last result: a few shared
+// atomic adds and a 32-bucket histogram each) would then cost more than the
+// statement's own timing. begin_call() has published the per-query rows;
+// this call first waits at most kIdleFlushMs, and only if no message came
+// by then flushes the rest and waits on for the remainder of the caller's
+// timeout. So those event totals reach other sessions once the backend has
+// been idle kIdleFlushMs, or within a second while it is busy; a session
+// reading the views sees its own at once (timing_flush_own()). The caller
+// sees one epoll_wait: a result, an EINTR or a timeout no earlier than it
+// asked for (the two parts' timeouts add up to its own).
+static constexpr int kIdleFlushMs = 10;
+
+static int wait_for_client(int (*real)(int, struct epoll_event *, int, int), int epfd, struct epoll_event *events,
+                           int maxevents, int timeout) {
+    if (!anything_pending() || (timeout >= 0 && timeout <= kIdleFlushMs))
+        return real(epfd, events, maxevents, timeout);
+    int n = real(epfd, events, maxevents, kIdleFlushMs);
+    if (n != 0) return n;
+    flush(now_ns());
+    return real(epfd, events, maxevents, timeout < 0 ? -1 : timeout - kIdleFlushMs);
 }
 
 // ---- waits before a statement begins ------------------------------------------
@@ -261,7 +304,7 @@ static inline void end_call_tail(int64 t1) {
 // From here on, waits added to local_timing are queryid's (run by userid).
 static void attribute_pending_to(uint64 queryid, Oid userid) {
     if (pending_queryid == queryid) return;
-    if (local_timing.pending()) flush(now_ns());
+    if (attributed_pending()) flush(now_ns());
     pending_queryid = queryid;
     pending_userid = userid;
 }
@@ -327,7 +370,7 @@ __attribute__((always_inline)) static inline void end_call(BlockingCall call, ui
         else if (hold_wait(info, idx, t0, t1))
             return end_call_tail(t1);
         if (qid != pending_queryid) {
-            flush(t1);
+            if (attributed_pending()) flush(t1);
             pending_queryid = qid;
             pending_userid = timing_flags.open ? stmt_userid : (qid != 0 ? GetUserId() : InvalidOid);
         }
@@ -381,8 +424,13 @@ struct Wrapper<C, R(A...)> {
         uint32 info = *static_cast<volatile uint32 *>(my_wait_event_info);
         // Output to the client with a statement open (query_hooks_client_send()).
         if (C == kCallSend && __builtin_expect(timing_flags.open, 0) && info == 0) query_hooks_client_send();
-        int64 t0 = begin_call(info);
-        R r = real(a...);
+        const bool client_wait = C == kCallEpollWait && info == WAIT_EVENT_CLIENT_READ;
+        int64 t0 = begin_call(info, client_wait);
+        R r;
+        if constexpr (C == kCallEpollWait)
+            r = client_wait ? wait_for_client(real, a...) : real(a...);
+        else
+            r = real(a...);
         int saved_errno = errno;
         end_call(C, info, index_of(info), t0);
         errno = saved_errno;
@@ -557,9 +605,8 @@ __attribute__((noinline)) static bool decide_process_times_statements() {
 
 // Whether a statement of queryid began (timed) at now.
 static inline bool begin_statement(uint64 queryid) {
-    // Waits so far belong to whatever came before this statement (and are
-    // published even if timing was just turned off).
-    if (local_timing.pending()) flush(now_ns());
+    // Waits attributed so far belong to whatever came before this statement.
+    if (attributed_pending()) flush(now_ns());
     if (!guc_timing || queryid == 0 || !(process_times_statements || decide_process_times_statements()))
         return false;
     stmt_userid = GetUserId();
@@ -637,15 +684,20 @@ __attribute__((noinline, cold)) static void capture_slow_run(int64 t) {
 void timing_statement_end() {
     if (!timing_flags.open) return;
     int64 t = now_ns();
-    if (local_timing.pending()) flush_waits(t);  // its waits, under their ids (and into stmt_waits)
+    if (attributed_pending()) flush_waits(t);  // its waits, under their ids (and into stmt_waits)
     timing_flags.open = false;
     pending_queryid = 0;
     // Slow executions: the one comparison every statement pays.
     if (__builtin_expect(t - stmt_start_ns >= capture_min_ns, 0)) capture_slow_run(t);
     ledger.close(t, spill_row);
     // A backend that never goes idle (a pipelining client) still publishes
-    // its CPU rows once a second.
-    if (t - last_cpu_flush_ns >= kFlushIntervalNs) flush_cpu_rows();
+    // its CPU rows once a second; the statement that turned timing off
+    // publishes them at once (no wrapper flushes them later).
+    if (t - last_cpu_flush_ns >= kFlushIntervalNs || !guc_timing) flush_cpu_rows(t);
+}
+
+void timing_flush_own() {
+    if (anything_pending()) flush(now_ns());
 }
 
 // ---- benchmark ------------------------------------------------------------------
