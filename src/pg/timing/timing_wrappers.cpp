@@ -112,12 +112,14 @@ static int64 last_cpu_flush_ns = 0;
 
 static void flush_cpu_rows(int64 now) {
     last_cpu_flush_ns = now;
-    QueryTable *qt = timing_shared != nullptr ? timing_query_table() : nullptr;
-    const uint8_t btype = timing_backend_type();
-    for (int i = 0; i < pending_cpu_count; i++) {
-        const PendingCpuRow &r = pending_cpu[i];
-        if (qt != nullptr)
-            qt->add(QueryKey{r.queryid, MyDatabaseId, r.userid, wait_index(0), btype}, r.calls, r.ns);
+    if (timing_shared != nullptr) {
+        QueryTable *qt = timing_query_table();
+        const uint8_t btype = timing_backend_type();
+        const uint16_t cpu = wait_index(0);
+        for (int i = 0; i < pending_cpu_count; i++) {
+            const PendingCpuRow &r = pending_cpu[i];
+            qt->add(QueryKey{r.queryid, MyDatabaseId, r.userid, cpu, btype}, r.calls, r.ns);
+        }
     }
     pending_cpu_count = 0;
 }
@@ -251,10 +253,15 @@ __attribute__((always_inline)) static inline int64 begin_call(uint32 info, bool 
             flush(t0);
         }
     }
-    BackendSlot *s = my_live_slot();
-    if (s != nullptr) {
-        *reinterpret_cast<volatile uint32 *>(&s->wait_start_info) = info;
-        __atomic_store_n(&s->wait_start_ns, t0, __ATOMIC_RELEASE);
+    // The live wait start is shown only next to the wait event the process
+    // reports (live_wait_ms()): a call under none (a client's recv and send)
+    // publishes nothing, and end_call() has nothing to clear.
+    if (info != 0) {
+        BackendSlot *s = my_live_slot();
+        if (s != nullptr) {
+            *reinterpret_cast<volatile uint32 *>(&s->wait_start_info) = info;
+            __atomic_store_n(&s->wait_start_ns, t0, __ATOMIC_RELEASE);
+        }
     }
     return t0;
 }
@@ -352,7 +359,7 @@ __attribute__((noinline)) static uint16_t call_index(BlockingCall call, uint32 i
 // call would cost more than the code it duplicates.
 __attribute__((always_inline)) static inline void end_call(BlockingCall call, uint32 info, uint16_t idx, int64 t0) {
     int64 t1 = now_ns();
-    if (live_slot != nullptr) __atomic_store_n(&live_slot->wait_start_ns, 0, __ATOMIC_RELEASE);
+    if (info != 0 && live_slot != nullptr) __atomic_store_n(&live_slot->wait_start_ns, 0, __ATOMIC_RELEASE);
     if (__builtin_expect(!exit_hook_registered, 0)) register_exit_hook();
     if (call_never_blocks(call)) {
         // Kernel work on the CPU (wait_catalog.h): counted for the event
