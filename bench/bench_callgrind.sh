@@ -8,6 +8,8 @@
 
 # shellcheck source=bench/bench_cg_breakdown.sh
 source "${BASH_SOURCE[0]%/*}/bench_cg_breakdown.sh"
+# shellcheck source=bench/bench_cg_pgbench.sh
+source "${BASH_SOURCE[0]%/*}/bench_cg_pgbench.sh"
 
 # callgrind_count DATADIR INPUT OUTFILE [-c name=value ...]: instructions
 # executed; the profile goes to OUTFILE (/dev/null to drop it).
@@ -77,6 +79,45 @@ callgrind_wrapper() {
   done
 }
 
+# cg_postmaster_start DATADIR DIR CONFIG [-c ...]: a postmaster of CONFIG on
+# DATADIR under callgrind, which follows its forks: one profile per process,
+# DIR/cg.PID, written when the process exits. Its socket is in DIR, its port
+# in CG_PORT. Every run sets compute_query_id = on (the baseline, see the
+# render) and starts without pg_stat_waits' saved statistics.
+cg_postmaster_start() {
+  local datadir=$1 dir=$2 cfg=$3 args=() a t; shift 3
+  while IFS= read -r a; do args+=("$a"); done < <(bench_cfg_args "$cfg")
+  mkdir -p "$dir"; chmod 755 "$dir"
+  [ "$(id -u)" -eq 0 ] && chown "$PSW_OS_USER" "$dir"
+  CG_PORT=$(free_port 55700)
+  rm -f "$datadir/pg_stat/pg_stat_waits.stat"
+  as_os_user env LD_BIND_NOW=1 valgrind --tool=callgrind --callgrind-out-file="$dir/cg.%p" \
+    "$PSW_BINDIR/postgres" -D "$datadir" -p "$CG_PORT" -k "$dir" -c listen_addresses= -c autovacuum=off \
+    -c track_counts=off "$@" "${args[@]}" -c compute_query_id=on >"$dir/log" 2>&1 &
+  for t in $(seq 240); do
+    "$PSW_BINDIR/pg_isready" -q -h "$dir" -p "$CG_PORT" && break
+    sleep 0.5
+  done
+}
+
+cg_postmaster_stop() { as_os_user "$PSW_BINDIR/pg_ctl" -D "$1" -m fast -w -t 300 stop >/dev/null 2>&1 || true; }
+
+# cg_totals PROFILE: its instruction count, empty until the process has exited.
+cg_totals() { sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$1" 2>/dev/null; }
+
+# cg_measure_configs SECTION PARAM SLOPE DATA N: "SLOPE DATA N CONFIG" for
+# the baseline (compute_query_id = on, no extension), each configuration
+# this build has, and the baseline again last (PARAM_repeat): how far the
+# measurement moves between identical runs, which the render reports.
+cg_measure_configs() {
+  local section=$1 param=$2 slope=$3 data=$4 n=$5 cfg
+  for cfg in none_qid "${BENCH_CONFIGS[@]:1}"; do
+    [ "$cfg" != none_qid ] && ! bench_cfg_available "$cfg" && continue
+    metric "$section" "$cfg" "$param" "$("$slope" "$data" "$n" "$cfg")" instr
+  done
+  metric "$section" none_qid "${param}_repeat" "$("$slope" "$data" "$n" none_qid)" instr
+}
+
 # callgrind_socket_slope DATADIR N CONFIG: instructions per statement of a
 # client backend over a Unix socket, the path a client's statement takes in
 # production. The postmaster runs under callgrind, which follows its forks;
@@ -88,34 +129,23 @@ callgrind_wrapper() {
 # recv and the send of the result are real calls (timed ones with timing on),
 # which postgres --single never makes.
 callgrind_socket_slope() {
-  local datadir=$1 n=$2 cfg=$3 dir port args=() a k pid f c="" i1="" i2="" t
-  while IFS= read -r a; do args+=("$a"); done < <(bench_cfg_args "$cfg")
+  local datadir=$1 n=$2 cfg=$3 dir k pid f c="" i1="" i2="" t
   dir=$BENCH_CG_DIR/sock_$cfg
-  mkdir -p "$dir"; chmod 755 "$dir"
-  [ "$(id -u)" -eq 0 ] && chown "$PSW_OS_USER" "$dir"
-  port=$(free_port 55700)
-  rm -f "$datadir/pg_stat/pg_stat_waits.stat"
-  as_os_user env LD_BIND_NOW=1 valgrind --tool=callgrind --callgrind-out-file="$dir/cg.%p" \
-    "$PSW_BINDIR/postgres" -D "$datadir" -p "$port" -k "$dir" -c listen_addresses= -c autovacuum=off \
-    -c track_counts=off -c max_connections=100 "${args[@]}" -c compute_query_id=on >"$dir/log" 2>&1 &
-  for t in $(seq 240); do
-    "$PSW_BINDIR/pg_isready" -q -h "$dir" -p "$port" && break
-    sleep 0.5
-  done
+  cg_postmaster_start "$datadir" "$dir" "$cfg" -c max_connections=100
   for k in "$n" "$((2 * n))"; do
     { echo 'SELECT pg_backend_pid();'; cat "$BENCH_CG_DIR/in$k.sql"; } |
-      "$PSW_BINDIR/psql" -XAtq -h "$dir" -p "$port" -U postgres -d postgres >"$dir/out$k" 2>/dev/null
+      "$PSW_BINDIR/psql" -XAtq -h "$dir" -p "$CG_PORT" -U postgres -d postgres >"$dir/out$k" 2>/dev/null
     pid=$(head -1 "$dir/out$k")
     f=$dir/cg.$pid c=""
     # The profile is complete once its totals line is there.
     for t in $(seq 240); do
-      [ -n "$pid" ] && c=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$f" 2>/dev/null)
+      [ -n "$pid" ] && c=$(cg_totals "$f")
       [ -n "$c" ] && break
       sleep 0.5
     done
     if [ "$k" = "$n" ]; then i1=$c; else i2=$c; fi
   done
-  as_os_user "$PSW_BINDIR/pg_ctl" -D "$datadir" -m fast -w -t 300 stop >/dev/null 2>&1 || true
+  cg_postmaster_stop "$datadir"
   [ -n "$i1" ] && [ -n "$i2" ] || { echo NA; return 0; }
   awk -v a="$i1" -v b="$i2" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) / n }'
 }
@@ -176,16 +206,22 @@ bench_callgrind() {
   chmod a+r "$BENCH_CG_DIR"/*.sql
   log "bench: per-statement instructions of a client backend over a socket (callgrind, N=$sn and 2N)"
   metric callgrind_socket none_qid statements "$sn" count
-  for cfg in none_qid "${BENCH_CONFIGS[@]:1}"; do
-    [ "$cfg" != none_qid ] && ! bench_cfg_available "$cfg" && continue
-    metric callgrind_socket "$cfg" instr_per_stmt "$(callgrind_socket_slope "$BENCH_CG_DIR/data" "$sn" "$cfg")" instr
-  done
-  # The baseline again, last: how far this measurement moves between
-  # identical runs (more than the single-user one: see the render).
-  metric callgrind_socket none_qid instr_per_stmt_repeat \
-    "$(callgrind_socket_slope "$BENCH_CG_DIR/data" "$sn" none_qid)" instr
+  cg_measure_configs callgrind_socket instr_per_stmt callgrind_socket_slope "$BENCH_CG_DIR/data" "$sn"
+  bench_cg_pgbench "$quick"
   rm -rf "$BENCH_CG_DIR"
   callgrind_render "$quick" "$n"
+}
+
+# cg_delta_rows SECTION PARAM BASE: a table row per configuration measured
+# (label, figure, Δ and % over BASE, the compute_query_id = on baseline).
+cg_delta_rows() {
+  local section=$1 param=$2 base=$3 cfg v
+  for cfg in "${BENCH_CONFIGS[@]:1}"; do
+    v=$(metric_get "$section" "$cfg" "$param")
+    [ -n "$v" ] && [ "$v" != NA ] || continue
+    md "| $(bench_cfg_label "$cfg") | $(fmt "$v") | $(fmt "$(awk -v a="$v" -v b="$base" 'BEGIN{print a-b}')") |" \
+       "$(fmt "$(awk -v a="$v" -v b="$base" 'BEGIN{print 100*(a-b)/b}')" 2) % |"
+  done
 }
 
 # callgrind_render QUICK N: the section's markdown from the recorded figures.
@@ -256,12 +292,7 @@ callgrind_render() {
     md "socket, was measured about 1,070 instructions below it: no query ids)." ""
     md "| configuration | instructions / statement | Δ vs compute_query_id = on | % |" "|---|---:|---:|---:|"
     md "| no extension, compute_query_id = on | $(fmt "$sq") | | |"
-    for cfg in "${BENCH_CONFIGS[@]:1}"; do
-      v=$(metric_get callgrind_socket "$cfg" instr_per_stmt)
-      [ -n "$v" ] && [ "$v" != NA ] || continue
-      md "| $(bench_cfg_label "$cfg") | $(fmt "$v") | $(fmt "$(awk -v a="$v" -v b="$sq" 'BEGIN{print a-b}')") |" \
-         "$(fmt "$(awk -v a="$v" -v b="$sq" 'BEGIN{print 100*(a-b)/b}')" 2) % |"
-    done
+    cg_delta_rows callgrind_socket instr_per_stmt "$sq"
     md "" "The baseline measured again after the others: $(fmt "$(metric_get callgrind_socket none_qid instr_per_stmt_repeat)")"
     md "instructions/statement. Identical runs agree closely, but a configuration's figure here also moves"
     md "with things it does not do per statement: by hand (N = 1000, 18.6, the same method) pg_stat_waits'"
@@ -269,6 +300,7 @@ callgrind_render() {
     md "library, so differences of a couple of hundred instructions are not an extension's own cost. The"
     md "single-user table above is the precise one; this one shows what a client's statement adds on top."
   fi
+  bench_cg_pgbench_render
   if [ "$quick" != 1 ]; then
     md "" "Determinism: the no-extension slope measured a second time:" \
        "$(fmt "$(metric_get callgrind none instr_per_stmt_repeat)") instructions/statement (table: $(fmt "$base"))." ""
