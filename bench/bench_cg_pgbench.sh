@@ -67,15 +67,15 @@ callgrind_pgbench_slope() {
   rm -rf "$dir"; mkdir -p "$dir"
   cp -a "$template/data" "$dir/data"
   # 18's default io_method hands reads to io workers, and how much of a read
-  # the backend then does itself depends on when the worker finishes: the
-  # count moved by ~2,400 instructions/transaction between identical runs.
+  # the backend then does itself depends on when the worker finishes: four
+  # identical runs spread over 1,200 instructions/transaction (60 with sync).
   local iom=()
   [ "$PSW_PG_MAJOR" -ge 18 ] && iom=(-c io_method=sync)
   # Each commit flushes its own WAL (synchronous_commit = on; fsync = off
   # leaves that a write): with an asynchronous commit, whether a later
   # visibility check may set a hint bit or must look the transaction up
   # again depends on how far the WAL writer has got, which moved the count
-  # by up to ~4,000 instructions/transaction between identical runs on 18.
+  # by up to 4,300 instructions/transaction between four identical runs on 18.
   cg_postmaster_start "$dir/data" "$dir" "$cfg" -c max_connections=100 -c synchronous_commit=on -c fsync=off \
     "${iom[@]}"
   pm=$(head -1 "$dir/data/postmaster.pid" 2>/dev/null)
