@@ -82,20 +82,25 @@ bench_acceptance() {
         "$(awk -v a="$a" -v b="$b" -v c="$ai" -v d="$bi" 'BEGIN{print (a < b && c < d) ? "met" : "**missed**"}')"
     fi
   fi
-  local wl n_in=0 n_all=0 m base lo hi
-  while IFS=$'\t' read -r _ _ wl _; do
-    read -r m _ <<<"$(metric_get throughput psw_sampling "$wl")"
-    read -r base lo hi _ <<<"$(metric_get throughput none "$wl")"
-    [ -n "$m" ] && [ "$m" != NA ] || continue
-    n_all=$((n_all + 1))
-    awk -v m="$m" -v l="$lo" -v h="$hi" 'BEGIN{exit !(m >= l && m <= h)}' && n_in=$((n_in + 1))
-  done < <(awk -F'\t' '$1=="throughput" && $2=="none"' "$BENCH_METRICS")
-  if [ "$n_all" -eq 0 ]; then
-    check_row "sampling: throughput within run-to-run spread" "median inside no-extension min–max" "—" "not measured"
-  else
-    check_row "sampling: throughput within run-to-run spread" "median inside no-extension min–max" \
-      "$n_in of $n_all workloads" "$([ "$n_in" -eq "$n_all" ] && echo met || echo '**missed**')"
-  fi
+  # Both modes against the same no-extension spread, one row each.
+  local cfg label wl n_in n_all m base lo hi
+  for cfg in psw_sampling psw_timing; do
+    label=sampling; [ "$cfg" = psw_timing ] && label="timing on"
+    n_in=0; n_all=0
+    while IFS=$'\t' read -r _ _ wl _; do
+      read -r m _ <<<"$(metric_get throughput "$cfg" "$wl")"
+      read -r base lo hi _ <<<"$(metric_get throughput none "$wl")"
+      [ -n "$m" ] && [ "$m" != NA ] || continue
+      n_all=$((n_all + 1))
+      awk -v m="$m" -v l="$lo" -v h="$hi" 'BEGIN{exit !(m >= l && m <= h)}' && n_in=$((n_in + 1))
+    done < <(awk -F'\t' '$1=="throughput" && $2=="none"' "$BENCH_METRICS")
+    if [ "$n_all" -eq 0 ]; then
+      check_row "$label: throughput within run-to-run spread" "median inside no-extension min–max" "—" "not measured"
+    else
+      check_row "$label: throughput within run-to-run spread" "median inside no-extension min–max" \
+        "$n_in of $n_all workloads" "$([ "$n_in" -eq "$n_all" ] && echo met || echo '**missed**')"
+    fi
+  done
   md ""
 }
 
