@@ -11,7 +11,7 @@ use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use PswTest;
 use Test::More;
-use Time::HiRes qw(time usleep);
+use Time::HiRes qw(clock_gettime CLOCK_MONOTONIC usleep);
 
 # fsync on: commits must really wait for the WAL flush.
 my $node = psw_node('timing', conf => ['fsync = on'], extensions => 1);
@@ -59,13 +59,19 @@ sub wait_for_quiet
 		});
 }
 
+# The client's clock, in seconds: CLOCK_MONOTONIC, the clock the wrappers
+# read (or calibrate the TSC against). Wall-clock time can be stepped: a
+# virtual machine's was once 1.2 ms ahead after one second, and the live
+# wait time below, which grows with the monotonic clock, fell short of it.
+sub now_s { return clock_gettime(CLOCK_MONOTONIC); }
+
 # Runs $query on $s and returns how long the client waited for it, in ms.
 sub timed_sql
 {
 	my ($s, $query) = @_;
-	my $t0 = time;
+	my $t0 = now_s();
 	sql($s, $query);
-	return (time - $t0) * 1000;
+	return (now_s() - $t0) * 1000;
 }
 
 subtest 'status lists the interposed calls' => sub {
@@ -161,12 +167,12 @@ subtest 'row lock wait matches the server clock and its query' => sub {
 	# While blocked, the live wait time is shown: no longer than the
 	# statement has run, and it grows with the clock.
 	my $live = sub {
-		my $t0 = time;
+		my $t0 = now_s();
 		my ($ms, $since_start) = split /\|/,
 		  sql($admin,
 			"SELECT wait_time, extract(epoch FROM clock_timestamp() - query_start) * 1000 "
 			  . "FROM pg_stat_waits_activity WHERE pid = $pid");
-		return ($ms, $since_start, $t0, time);
+		return ($ms, $since_start, $t0, now_s());
 	};
 	my ($live1, $since1, $a0, $a1) = $live->();
 	isnt($live1, '', 'wait_time shown during a timed wait');
