@@ -120,13 +120,15 @@ cg_totals() { sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$1" 2>/dev/null; }
 # the baseline (compute_query_id = on, no extension), each configuration
 # this build has, and the baseline again last (PARAM_repeat): how far the
 # measurement moves between identical runs, which the render reports.
+# Metrics a slope function records itself (the allocator's share) take the
+# repeat's suffix from CG_PARAM_SUFFIX.
 cg_measure_configs() {
   local section=$1 param=$2 slope=$3 data=$4 n=$5 cfg
   for cfg in none_qid "${BENCH_CONFIGS[@]:1}"; do
     [ "$cfg" != none_qid ] && ! bench_cfg_available "$cfg" && continue
     metric "$section" "$cfg" "$param" "$("$slope" "$data" "$n" "$cfg")" instr
   done
-  metric "$section" none_qid "${param}_repeat" "$("$slope" "$data" "$n" none_qid)" instr
+  metric "$section" none_qid "${param}_repeat" "$(CG_PARAM_SUFFIX=_repeat "$slope" "$data" "$n" none_qid)" instr
 }
 
 # callgrind_socket_slope DATADIR N CONFIG: instructions per statement of a
@@ -140,7 +142,7 @@ cg_measure_configs() {
 # recv and the send of the result are real calls (timed ones with timing on),
 # which postgres --single never makes.
 callgrind_socket_slope() {
-  local datadir=$1 n=$2 cfg=$3 dir k pid f c="" i1="" i2="" t
+  local datadir=$1 n=$2 cfg=$3 dir k pid f f1="" c="" i1="" i2="" t
   dir=$BENCH_CG_DIR/sock_$cfg
   cg_postmaster_start "$datadir" "$dir" "$cfg" -c max_connections=100
   for k in "$n" "$((2 * n))"; do
@@ -154,10 +156,11 @@ callgrind_socket_slope() {
       [ -n "$c" ] && break
       sleep 0.5
     done
-    if [ "$k" = "$n" ]; then i1=$c; else i2=$c; fi
+    if [ "$k" = "$n" ]; then i1=$c f1=$f; else i2=$c; fi
   done
   cg_postmaster_stop "$datadir"
   [ -n "$i1" ] && [ -n "$i2" ] || { echo NA; return 0; }
+  cg_allocator_metrics callgrind_socket "$cfg" "$n" "$f1" "$f"
   awk -v a="$i1" -v b="$i2" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) / n }'
 }
 
@@ -223,15 +226,49 @@ bench_callgrind() {
   callgrind_render "$quick" "$n"
 }
 
-# cg_delta_rows SECTION PARAM BASE: a table row per configuration measured
-# (label, figure, Δ and % over BASE, the compute_query_id = on baseline).
-cg_delta_rows() {
-  local section=$1 param=$2 base=$3 cfg v
+# cg_alloc_cell SECTION CONFIG: "instructions (calls)" of glibc's allocator
+# per unit, as cg_allocator_metrics recorded them.
+cg_alloc_cell() {
+  local i c
+  i=$(metric_get "$1" "$2" alloc_instr); c=$(metric_get "$1" "$2" alloc_calls)
+  echo "$(fmt "$i") ($(fmt "$c" 2))"
+}
+
+# cg_repeat_alloc SECTION: ", glibc's allocator X of them" for the
+# baseline's repeat, where it was measured.
+cg_repeat_alloc() {
+  local i
+  i=$(metric_get "$1" none_qid alloc_instr_repeat)
+  if [ -n "$i" ]; then echo ", glibc's allocator $(fmt "$i") of them"; fi
+}
+
+# cg_client_table SECTION PARAM UNIT: a client table: the compute_query_id =
+# on baseline's row, then one per configuration measured (label, figure, Δ
+# and % over the baseline). Where the allocator's share was measured, two
+# more columns: its instructions (calls) per UNIT, and the Δ without it.
+cg_client_table() {
+  local section=$1 param=$2 unit=$3 base balloc cfg v a d
+  base=$(metric_get "$section" none_qid "$param")
+  balloc=$(metric_get "$section" none_qid alloc_instr)
+  if [ -n "$balloc" ]; then
+    md "| configuration | instructions / $unit | Δ vs compute_query_id = on | % | of which glibc's allocator (calls) | Δ outside the allocator |" \
+       "|---|---:|---:|---:|---:|---:|"
+    md "| no extension, compute_query_id = on | $(fmt "$base") | | | $(cg_alloc_cell "$section" none_qid) | |"
+  else
+    md "| configuration | instructions / $unit | Δ vs compute_query_id = on | % |" "|---|---:|---:|---:|"
+    md "| no extension, compute_query_id = on | $(fmt "$base") | | |"
+  fi
   for cfg in "${BENCH_CONFIGS[@]:1}"; do
     v=$(metric_get "$section" "$cfg" "$param")
     [ -n "$v" ] && [ "$v" != NA ] || continue
-    md "| $(bench_cfg_label "$cfg") | $(fmt "$v") | $(fmt "$(awk -v a="$v" -v b="$base" 'BEGIN{print a-b}')") |" \
-       "$(fmt "$(awk -v a="$v" -v b="$base" 'BEGIN{print 100*(a-b)/b}')" 2) % |"
+    d=$(awk -v a="$v" -v b="$base" 'BEGIN{print a-b}')
+    a=""
+    if [ -n "$balloc" ]; then
+      a=" $(cg_alloc_cell "$section" "$cfg") | $(fmt "$(awk -v d="$d" -v x="$(metric_get "$section" "$cfg" alloc_instr)" \
+        -v y="$balloc" 'BEGIN{ if (x == "") print "NA"; else print d - (x - y) }')") |"
+    fi
+    md "| $(bench_cfg_label "$cfg") | $(fmt "$v") | $(fmt "$d") |" \
+       "$(fmt "$(awk -v d="$d" -v b="$base" 'BEGIN{print 100*d/b}')" 2) % |$a"
   done
 }
 
@@ -303,15 +340,14 @@ callgrind_render() {
     md "timed waits. Every run sets compute_query_id = on, so the first row is the baseline (pg_stat_waits"
     md "and pg_stat_statements turn it on themselves; pg_wait_sampling's backend, left to itself over a"
     md "socket, was measured about 1,070 instructions below it: no query ids)." ""
-    md "| configuration | instructions / statement | Δ vs compute_query_id = on | % |" "|---|---:|---:|---:|"
-    md "| no extension, compute_query_id = on | $(fmt "$sq") | | |"
-    cg_delta_rows callgrind_socket instr_per_stmt "$sq"
+    cg_client_table callgrind_socket instr_per_stmt statement
     md "" "The baseline measured again after the others: $(fmt "$(metric_get callgrind_socket none_qid instr_per_stmt_repeat)")"
-    md "instructions/statement. Identical runs agree closely, but a configuration's figure here also moves"
-    md "with things it does not do per statement: by hand (N = 1000, 18.6, the same method) pg_stat_waits'"
-    md "sampling measured +61 over a SQL_ASCII cluster and −158 over a UTF8 one like this, with the same"
-    md "library, so differences of a couple of hundred instructions are not an extension's own cost. The"
-    md "single-user table above is the precise one; this one shows what a client's statement adds on top."
+    md "instructions/statement$(cg_repeat_alloc callgrind_socket). Identical runs agree closely, but a configuration's figure here also moves"
+    md "with what it does not do per statement. The largest such part is glibc's allocator: a statement"
+    md "makes the same allocations in every configuration (the calls in parentheses), yet each costs more"
+    md "or fewer instructions as the heap's free chunks happen to lie, which what is loaded changes (any"
+    md "preloaded library alike) and which can differ between identical runs. The last column leaves it out."
+    md "The single-user table above is the precise one; this one shows what a client's statement adds on top."
   fi
   bench_cg_pgbench_render
   if [ "$quick" != 1 ]; then

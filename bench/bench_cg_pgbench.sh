@@ -5,7 +5,7 @@
 # per second, but on a shared 2-core machine its rounds move by more than
 # any of these tools costs; this count is deterministic enough to compare.
 # Sourced by bench_callgrind.sh (cg_postmaster_start, cg_totals, cg_measure_configs,
-# cg_delta_rows).
+# cg_client_table; bench_cg_breakdown.sh: cg_allocator_metrics).
 # shellcheck shell=bash
 
 # The same transactions in every run: pgbench's random account, teller and
@@ -34,14 +34,15 @@ cg_pgbench_template() {
 # cg_children PID: the pids of PID's children, one per line.
 cg_children() { ps -o pid= --ppid "$1" | tr -d ' ' | sort; }
 
-# cg_pgbench_profile DIR BEFORE POSTMASTER KIDS: the instruction count of the
-# client's backend among the profiles DIR gained since BEFORE (a listing of
+# cg_pgbench_profile DIR BEFORE POSTMASTER KIDS: "count profile", the
+# instruction count and profile of the client's backend among the profiles
+# DIR gained since BEFORE (a listing of
 # DIR). A profile is written when its process exits, so first every child
 # of the postmaster that KIDS (its children before the run: the background
 # processes) does not list must be gone. pgbench also opens a short
 # connection first (it reads the scale), so the client's is the largest.
 cg_pgbench_profile() {
-  local dir=$1 before=$2 pm=$3 kids=$4 f c best=""
+  local dir=$1 before=$2 pm=$3 kids=$4 f c best="" best_f=""
   for _ in $(seq 240); do
     [ -z "$(comm -23 <(cg_children "$pm") <(echo "$kids"))" ] && break
     sleep 0.5
@@ -53,16 +54,16 @@ cg_pgbench_profile() {
       [ -n "$c" ] && break
       sleep 0.5
     done
-    [ -n "$c" ] && { [ -z "$best" ] || [ "$c" -gt "$best" ]; } && best=$c
+    [ -n "$c" ] && { [ -z "$best" ] || [ "$c" -gt "$best" ]; } && best=$c best_f=$f
   done
-  echo "$best"
+  [ -n "$best" ] && echo "$best $best_f"
 }
 
 # callgrind_pgbench_slope TEMPLATE N CONFIG: instructions per transaction of
 # one pgbench client (tpcb-like, simple protocol), the slope between N and 2N
 # transactions run one after the other on a fresh copy of TEMPLATE.
 callgrind_pgbench_slope() {
-  local template=$1 n=$2 cfg=$3 dir k before pm kids c i1="" i2=""
+  local template=$1 n=$2 cfg=$3 dir k before pm kids c f f1="" i1="" i2=""
   dir=$BENCH_CG_DIR/pgb_$cfg
   rm -rf "$dir"; mkdir -p "$dir"
   cp -a "$template/data" "$dir/data"
@@ -84,12 +85,14 @@ callgrind_pgbench_slope() {
     kids=$(cg_children "$pm")
     "$PSW_BINDIR/pgbench" -h "$dir" -p "$CG_PORT" -U postgres -n -b tpcb-like -c 1 -t "$k" \
       --random-seed="$CG_PGBENCH_SEED" postgres >"$dir/pgbench$k.out" 2>&1
-    c=$(cg_pgbench_profile "$dir" "$before" "$pm" "$kids")
-    if [ "$k" = "$n" ]; then i1=$c; else i2=$c; fi
+    c="" f=""
+    read -r c f < <(cg_pgbench_profile "$dir" "$before" "$pm" "$kids") || true
+    if [ "$k" = "$n" ]; then i1=$c f1=$f; else i2=$c; fi
   done
   cg_postmaster_stop "$dir/data"
   rm -rf "$dir/data"
   [ -n "$i1" ] && [ -n "$i2" ] || { echo NA; return 0; }
+  cg_allocator_metrics callgrind_pgbench "$cfg" "$n" "$f1" "$f"
   awk -v a="$i1" -v b="$i2" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) / n }'
 }
 
@@ -117,11 +120,10 @@ bench_cg_pgbench_render() {
   md "and seven round trips (BEGIN, three UPDATEs, a SELECT, an INSERT, END), with real reads of table"
   md "pages: the per-transaction cost that section 3's transactions per second cannot resolve on a"
   md "noisy machine. Every run sets compute_query_id = on, so the first row is the baseline." ""
-  md "| configuration | instructions / transaction | Δ vs compute_query_id = on | % |" "|---|---:|---:|---:|"
-  md "| no extension, compute_query_id = on | $(fmt "$base") | | |"
-  cg_delta_rows callgrind_pgbench instr_per_tx "$base"
+  cg_client_table callgrind_pgbench instr_per_tx transaction
   md "" "The baseline measured again after the others: $(fmt "$(metric_get callgrind_pgbench none_qid instr_per_tx_repeat)")"
-  md "instructions/transaction. As over a socket above, a configuration's figure also moves by a few"
-  md "hundred instructions with PostgreSQL's and libc's own state (allocator and catalog-cache paths"
-  md "that differ with what is loaded), so only differences well above that are a tool's own cost."
+  md "instructions/transaction$(cg_repeat_alloc callgrind_pgbench). As over a socket above, a configuration's figure also moves by a few"
+  md "hundred instructions with PostgreSQL's and libc's own state (the allocator, split out as there,"
+  md "and catalog-cache paths that differ with what is loaded), so only differences well above that"
+  md "are a tool's own cost."
 }

@@ -54,10 +54,16 @@ bench_smoke() {
     select1_lines 20 >"$BENCH_CG_DIR/in20.sql"; select1_lines 40 >"$BENCH_CG_DIR/in40.sql"
     chmod a+r "$BENCH_CG_DIR"/*.sql
     local slope
-    slope=$(callgrind_slope "$BENCH_CG_DIR/data" 20 none)
+    slope=$(CG_KEEP=1 callgrind_slope "$BENCH_CG_DIR/data" 20 none)
     metric callgrind none instr_per_stmt "$slope" instr
     bsmoke_check "callgrind slope plausible ($slope)" \
       awk -v s="$slope" 'BEGIN { exit !(s > 5000 && s < 500000) }'
+    # The allocator's share, read from a kept profile: a backend's start-up
+    # alone allocates (its memory contexts' first blocks).
+    local alloc_i="" alloc_c=""
+    read -r alloc_i alloc_c < <(cg_allocator "$BENCH_CG_DIR/cg_none.40.out") || true
+    bsmoke_check "glibc allocator found in a profile (${alloc_i:-none} instructions, ${alloc_c:-no} calls)" \
+      awk -v i="$alloc_i" -v c="$alloc_c" 'BEGIN { exit !(i > 1000 && c > 10 && i > c) }'
   fi
 
   # Backend CPU time of SELECT 1 over one connection.
