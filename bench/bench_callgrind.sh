@@ -65,7 +65,7 @@ callgrind_slope() {
     { [ -z "${i2:-}" ] || { [ -n "$c" ] && [ "$c" -lt "$i2" ]; }; } && i2=$c
   done
   [ -n "$i1" ] && [ -n "$i2" ] || { echo NA; return 0; }
-  awk -v a="$i1" -v b="$i2" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) / n }'
+  cg_slope "$i1" "$i2" "$n"
 }
 
 # callgrind_wrapper DATADIR: instructions per call of an exact-timing wrapper
@@ -86,7 +86,7 @@ callgrind_wrapper() {
     c1=$(callgrind_count "$datadir" "$BENCH_CG_DIR/wrap100000.sql" /dev/null "${args[@]}")
     c2=$(callgrind_count "$datadir" "$BENCH_CG_DIR/wrap200000.sql" /dev/null "${args[@]}")
     [ -n "$c1" ] && [ -n "$c2" ] || continue
-    metric callgrind_wrapper "$mode" instr_per_call "$(awk -v a="$c1" -v b="$c2" 'BEGIN { printf "%.1f\n", (b - a) / 100000 }')" instr
+    metric callgrind_wrapper "$mode" instr_per_call "$(cg_slope "$c1" "$c2" 100000)" instr
   done
 }
 
@@ -161,7 +161,7 @@ callgrind_socket_slope() {
   cg_postmaster_stop "$datadir"
   [ -n "$i1" ] && [ -n "$i2" ] || { echo NA; return 0; }
   cg_allocator_metrics callgrind_socket "$cfg" "$n" "$f1" "$f"
-  awk -v a="$i1" -v b="$i2" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) / n }'
+  cg_slope "$i1" "$i2" "$n"
 }
 
 bench_callgrind() {

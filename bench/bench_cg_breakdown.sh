@@ -5,6 +5,12 @@
 # lower bound of the Δ in section 1; it tells a developer which hook to trim.
 # shellcheck shell=bash
 
+# cg_slope A B N [DECIMALS]: (B - A) / N, the count per statement or
+# transaction from runs of N and 2N of them (start-up and shutdown cancel).
+cg_slope() {
+  awk -v a="$1" -v b="$2" -v n="$3" -v d="${4:-1}" 'BEGIN { printf "%.*f\n", d, (b - a) / n }'
+}
+
 # cg_self_rows OUTFILE: "instructions<TAB>file:function<TAB>object" for every
 # self-cost row. callgrind_annotate names the object only on a function's
 # own lines; code inlined from another file (a header) comes on a row of its
@@ -70,9 +76,9 @@ cg_allocator_metrics() {
   read -r -a b < <(cg_allocator "$5") || true
   [ "${#a[@]}" = 2 ] && [ "${#b[@]}" = 2 ] || return 0
   metric "$section" "$cfg" "alloc_instr${CG_PARAM_SUFFIX:-}" \
-    "$(awk -v a="${a[0]}" -v b="${b[0]}" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) / n }')" instr
+    "$(cg_slope "${a[0]}" "${b[0]}" "$n")" instr
   metric "$section" "$cfg" "alloc_calls${CG_PARAM_SUFFIX:-}" \
-    "$(awk -v a="${a[1]}" -v b="${b[1]}" -v n="$n" 'BEGIN { printf "%.2f\n", (b - a) / n }')" count
+    "$(cg_slope "${a[1]}" "${b[1]}" "$n" 2)" count
 }
 
 # callgrind_breakdown N CONFIG: records callgrind_self rows from the two

@@ -93,7 +93,7 @@ callgrind_pgbench_slope() {
   rm -rf "$dir/data"
   [ -n "$i1" ] && [ -n "$i2" ] || { echo NA; return 0; }
   cg_allocator_metrics callgrind_pgbench "$cfg" "$n" "$f1" "$f"
-  awk -v a="$i1" -v b="$i2" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) / n }'
+  cg_slope "$i1" "$i2" "$n"
 }
 
 # bench_cg_pgbench QUICK: the measurements (metrics section callgrind_pgbench).
