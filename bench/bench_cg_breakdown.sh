@@ -5,7 +5,7 @@
 # lower bound of the Δ in section 1; it tells a developer which hook to trim.
 # shellcheck shell=bash
 
-# cg_slope A B N [DECIMALS]: (B - A) / N, the count per statement or
+# cg_slope A B N [DECIMALS]: (B - A) / N, the count per statement, call or
 # transaction from runs of N and 2N of them (start-up and shutdown cancel).
 cg_slope() {
   awk -v a="$1" -v b="$2" -v n="$3" -v d="${4:-1}" 'BEGIN { printf "%.*f\n", d, (b - a) / n }'
