@@ -3,6 +3,8 @@
 # and divided by N like the headline slope. Only the library's own code is
 # counted (what it calls inside postgres or libc is not), so the sum is a
 # lower bound of the Δ in section 1; it tells a developer which hook to trim.
+# The counting helpers every callgrind section shares live here too: the
+# slope (cg_slope) and glibc's allocator's share of a profile (cg_allocator).
 # shellcheck shell=bash
 
 # cg_slope A B N [DECIMALS]: (B - A) / N, the count per statement, call or
