@@ -12,9 +12,16 @@
 #   syscall_ns mode=direct|timing_off|timing_on
 #   clock_pair_ns value=   the two clock_gettime(CLOCK_MONOTONIC) alone
 # Standalone: makes and drops its own throwaway cluster.
-# Usage: bench/timing_wrapper.sh [N]
+# Usage: bench/timing_wrapper.sh [N | --quick]   (--quick, as ./run bench --quick
+# passes it: N = 200,000, so the script fits that run's time limit)
 set -euo pipefail
-N=${1:-2000000}
+case ${1:-} in
+  "") N=2000000 ;;
+  --quick) N=200000 ;;
+  *[!0-9]* | 0) echo "usage: bench/timing_wrapper.sh [N | --quick], N a positive number of calls" >&2; exit 2 ;;
+  *) N=$1 ;;
+esac
+# shellcheck source=SCRIPTDIR/../tools/lib/common.sh
 source "$(dirname "$0")/../tools/lib/common.sh"
 cd "$PSW_ROOT"
 ensure_os_user
