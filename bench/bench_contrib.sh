@@ -8,11 +8,13 @@
 # under a time limit. Every stdout line of the form
 #   metric_name key=value ... value=NUMBER
 # becomes a row of the report; everything else goes to the log only.
+# BENCH_CONTRIB_DIR, when set, is looked in instead of bench/ (the smoke
+# suite runs a script of its own through this section).
 # shellcheck shell=bash
 
 contrib_scripts() {
   local f
-  for f in "$PSW_ROOT"/bench/*.sh; do
+  for f in "${BENCH_CONTRIB_DIR:-$PSW_ROOT/bench}"/*.sh; do
     [ -f "$f" ] || continue
     case $(basename "$f") in bench.sh | bench_*.sh | smoke.sh) continue ;; esac
     echo "$f"
@@ -37,6 +39,8 @@ bench_contrib() {
     return 0
   fi
   export PSW_ROOT PSW_BINDIR PSW_BUILD PSW_STAGE PSW_OS_USER PG_CONFIG
+  local opts=()
+  if [ "$quick" = 1 ]; then opts=(--quick); fi
   md "Each script ran as \`bash bench/NAME.sh$([ "$quick" = 1 ] && echo ' --quick')\` (limit ${cap} s)." ""
   md "| script | metric | labels | value |" "|---|---|---|---:|"
   for f in "${scripts[@]}"; do
@@ -44,10 +48,15 @@ bench_contrib() {
     log "bench: contributed script bench/$name.sh"
     out=$BENCH_TMP/contrib_$name.log
     rc=0
-    (cd "$PSW_ROOT" && timeout -k 10 "$cap" bash "$f" $([ "$quick" = 1 ] && echo --quick)) >"$out" 2>&1 || rc=$?
-    local n=0 m l v
-    while IFS=$'\t' read -r m l v; do
-      metric contrib "$name" "$m $l" "$v" ""
+    (cd "$PSW_ROOT" && timeout -k 10 "$cap" bash "$f" "${opts[@]}") >"$out" 2>&1 || rc=$?
+    local n=0 row m l v
+    while IFS= read -r row; do
+      # Split by hand: read with IFS=$'\t' would take the tab after empty
+      # labels together with the next one (a tab is whitespace to read) and
+      # put the value under labels.
+      m=${row%%$'\t'*} v=${row##*$'\t'} l=${row#*$'\t'}
+      l=${l%$'\t'*}
+      metric contrib "$name" "$m${l:+ $l}" "$v" ""
       md "| $name.sh | $m | $l | $v |"
       n=$((n + 1))
     done < <(contrib_parse <"$out")

@@ -45,6 +45,20 @@ bench_smoke() {
     contrib_parse)" = "$(printf 'sampler_cpu_pct\tbackends=1000 ext=pg_stat_waits\t0.12')" ]
   bsmoke_check "non-metric line ignored" [ -z "$(printf 'hello world\nx k=v value=abc\n' | contrib_parse)" ]
 
+  # A contributed script runs as ./run bench --quick runs it, and its metric
+  # lines, with labels and without, become rows of the report's section 7.
+  local cdir=$BENCH_TMP/contrib
+  mkdir -p "$cdir"
+  # shellcheck disable=SC2016  # the probe script's own text
+  printf '%s\n' 'echo "probe_ns mode=a value=1.5"' 'echo "probe_args value=$#"' \
+    '[ "${1:-}" = --quick ] && echo "probe_quick value=1"' 'echo "not a metric"' >"$cdir/probe.sh"
+  BENCH_CONTRIB_DIR=$cdir bench_contrib 1 2>/dev/null
+  bsmoke_check "contributed metric with labels" [ "$(metric_get contrib probe "probe_ns mode=a")" = 1.5 ]
+  bsmoke_check "contributed metric without labels" [ "$(metric_get contrib probe probe_args)" = 1 ]
+  bsmoke_check "contributed script given --quick" [ "$(metric_get contrib probe probe_quick)" = 1 ]
+  bsmoke_check "contributed rows in the report" \
+    grep -qxF "| probe.sh | probe_args |  | 1 |" "$BENCH_TMP/70_contrib.md"
+
   # Instructions per statement: a tiny N still gives a plausible slope.
   if command -v valgrind >/dev/null; then
     BENCH_CG_DIR=$BENCH_TMP/cg; mkdir -p "$BENCH_CG_DIR"; chmod 755 "$BENCH_CG_DIR"
