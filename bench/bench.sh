@@ -57,7 +57,8 @@ run_bench() {
   local s
   for s in "${BENCH_SECTIONS[@]}"; do
     if [ -n "$only" ] && [[ ",$only," != *",$s,"* ]]; then continue; fi
-    local t=$(date +%s)
+    local t
+    t=$(date +%s)
     "bench_$s" "$quick"
     metric elapsed harness "$s" "$(( $(date +%s) - t ))" s
   done

@@ -14,6 +14,7 @@
 # then a Markdown table of the medians. Needs the staged build (./run build
 # installs the extension and the test module into the stage).
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/../tools/lib/common.sh
 source "$(dirname "$0")/../tools/lib/common.sh"
 
 CLIENTS=8

@@ -57,14 +57,14 @@ callgrind_slope() {
   # CG_REPS > 1: the least count of several runs. What still varies between
   # identical runs (a few instructions/statement) is work added by timing or
   # layout; the least count is closest to the statement's own cost.
-  local r c
-  for r in $(seq "${CG_REPS:-1}"); do
+  local c
+  for _ in $(seq "${CG_REPS:-1}"); do
     c=$(callgrind_count "$datadir" "$BENCH_CG_DIR/in$n.sql" "$o1" "${args[@]}" "$@")
     { [ -z "${i1:-}" ] || { [ -n "$c" ] && [ "$c" -lt "$i1" ]; }; } && i1=$c
     c=$(callgrind_count "$datadir" "$BENCH_CG_DIR/in$((2 * n)).sql" "$o2" "${args[@]}" "$@")
     { [ -z "${i2:-}" ] || { [ -n "$c" ] && [ "$c" -lt "$i2" ]; }; } && i2=$c
   done
-  [ -n "$i1" ] && [ -n "$i2" ] || { echo NA; return 0; }
+  if [ -z "$i1" ] || [ -z "$i2" ]; then echo NA; return 0; fi
   cg_slope "$i1" "$i2" "$n"
 }
 
@@ -85,7 +85,7 @@ callgrind_wrapper() {
     done
     c1=$(callgrind_count "$datadir" "$BENCH_CG_DIR/wrap100000.sql" /dev/null "${args[@]}")
     c2=$(callgrind_count "$datadir" "$BENCH_CG_DIR/wrap200000.sql" /dev/null "${args[@]}")
-    [ -n "$c1" ] && [ -n "$c2" ] || continue
+    if [ -z "$c1" ] || [ -z "$c2" ]; then continue; fi
     metric callgrind_wrapper "$mode" instr_per_call "$(cg_slope "$c1" "$c2" 100000)" instr
   done
 }
@@ -96,7 +96,7 @@ callgrind_wrapper() {
 # in CG_PORT. Every run sets compute_query_id = on (the baseline, see the
 # render) and starts without pg_stat_waits' saved statistics.
 cg_postmaster_start() {
-  local datadir=$1 dir=$2 cfg=$3 args=() a t; shift 3
+  local datadir=$1 dir=$2 cfg=$3 args=() a; shift 3
   while IFS= read -r a; do args+=("$a"); done < <(bench_cfg_args "$cfg")
   mkdir -p "$dir"; chmod 755 "$dir"
   [ "$(id -u)" -eq 0 ] && chown "$PSW_OS_USER" "$dir"
@@ -105,7 +105,7 @@ cg_postmaster_start() {
   as_os_user env LD_BIND_NOW=1 "${CG_VALGRIND[@]}" --callgrind-out-file="$dir/cg.%p" \
     "$PSW_BINDIR/postgres" -D "$datadir" -p "$CG_PORT" -k "$dir" -c listen_addresses= -c autovacuum=off \
     -c track_counts=off "$@" "${args[@]}" -c compute_query_id=on >"$dir/log" 2>&1 &
-  for t in $(seq 240); do
+  for _ in $(seq 240); do
     "$PSW_BINDIR/pg_isready" -q -h "$dir" -p "$CG_PORT" && break
     sleep 0.5
   done
@@ -142,7 +142,7 @@ cg_measure_configs() {
 # recv and the send of the result are real calls (timed ones with timing on),
 # which postgres --single never makes.
 callgrind_socket_slope() {
-  local datadir=$1 n=$2 cfg=$3 dir k pid f f1="" c="" i1="" i2="" t
+  local datadir=$1 n=$2 cfg=$3 dir k pid f f1="" c="" i1="" i2=""
   dir=$BENCH_CG_DIR/sock_$cfg
   cg_postmaster_start "$datadir" "$dir" "$cfg" -c max_connections=100
   for k in "$n" "$((2 * n))"; do
@@ -151,7 +151,7 @@ callgrind_socket_slope() {
     pid=$(head -1 "$dir/out$k")
     f=$dir/cg.$pid c=""
     # The profile is complete once its totals line is there.
-    for t in $(seq 240); do
+    for _ in $(seq 240); do
       [ -n "$pid" ] && c=$(cg_totals "$f")
       [ -n "$c" ] && break
       sleep 0.5
@@ -159,7 +159,7 @@ callgrind_socket_slope() {
     if [ "$k" = "$n" ]; then i1=$c f1=$f; else i2=$c; fi
   done
   cg_postmaster_stop "$datadir"
-  [ -n "$i1" ] && [ -n "$i2" ] || { echo NA; return 0; }
+  if [ -z "$i1" ] || [ -z "$i2" ]; then echo NA; return 0; fi
   cg_allocator_metrics callgrind_socket "$cfg" "$n" "$f1" "$f"
   cg_slope "$i1" "$i2" "$n"
 }
@@ -260,7 +260,7 @@ cg_client_table() {
   fi
   for cfg in "${BENCH_CONFIGS[@]:1}"; do
     v=$(metric_get "$section" "$cfg" "$param")
-    [ -n "$v" ] && [ "$v" != NA ] || continue
+    if [ -z "$v" ] || [ "$v" = NA ]; then continue; fi
     d=$(awk -v a="$v" -v b="$base" 'BEGIN{print a-b}')
     a=""
     if [ -n "$balloc" ]; then

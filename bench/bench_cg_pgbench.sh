@@ -91,7 +91,7 @@ callgrind_pgbench_slope() {
   done
   cg_postmaster_stop "$dir/data"
   rm -rf "$dir/data"
-  [ -n "$i1" ] && [ -n "$i2" ] || { echo NA; return 0; }
+  if [ -z "$i1" ] || [ -z "$i2" ]; then echo NA; return 0; fi
   cg_allocator_metrics callgrind_pgbench "$cfg" "$n" "$f1" "$f"
   cg_slope "$i1" "$i2" "$n"
 }

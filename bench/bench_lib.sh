@@ -7,6 +7,7 @@
 # The configurations compared side by side, in report order. Each is started
 # only by settings, so a feature that has not landed yet shows up as "not
 # available" instead of a number that would measure something else.
+# shellcheck disable=SC2034  # read by bench_callgrind.sh and bench_throughput.sh
 BENCH_CONFIGS=(none psw_sampling psw_timing pg_wait_sampling pg_stat_statements)
 
 bench_cfg_label() {
@@ -67,6 +68,7 @@ bench_detect_features() {
   if [ -n "$(bsql probe "SELECT to_regclass('pg_stat_waits_profile')")" ]; then BENCH_FEAT[psw_profile]=1
   else BENCH_FEAT[psw_profile]=0; BENCH_WHY[psw_profile]="view pg_stat_waits_profile does not exist in this build"; fi
   if [ -n "$interposed" ] && [ -n "$(bsql probe "SELECT to_regclass('pg_stat_waits')")" ]; then
+    # shellcheck disable=SC2034  # bench_report.sh names them in the report's header
     BENCH_FEAT[psw_timing]=1; BENCH_INTERPOSED=$interposed
   else
     BENCH_FEAT[psw_timing]=0
@@ -92,8 +94,8 @@ bench_start() {
   local had=${PGHOST+x} save_host=${PGHOST:-} save_port=${PGPORT:-} dir
   # Other checkouts start clusters on this machine at the same time: start
   # from a random port and retry when someone takes it between check and bind.
-  local try ok=0
-  for try in 1 2 3 4; do
+  local ok=0
+  for _ in 1 2 3 4; do
     if PSW_PORT=$((55000 + RANDOM % 3000)) new_cluster dir "client_connection_check_interval = 250ms" "${lines[@]}"; then
       ok=1; break
     fi

@@ -83,14 +83,14 @@ bench_acceptance() {
     fi
   fi
   # Both modes against the same no-extension spread, one row each.
-  local cfg label wl n_in n_all m base lo hi
+  local cfg label wl n_in n_all m lo hi
   for cfg in psw_sampling psw_timing; do
     label=sampling; [ "$cfg" = psw_timing ] && label="timing on"
     n_in=0; n_all=0
     while IFS=$'\t' read -r _ _ wl _; do
       read -r m _ <<<"$(metric_get throughput "$cfg" "$wl")"
-      read -r base lo hi _ <<<"$(metric_get throughput none "$wl")"
-      [ -n "$m" ] && [ "$m" != NA ] || continue
+      read -r _ lo hi _ <<<"$(metric_get throughput none "$wl")"
+      if [ -z "$m" ] || [ "$m" = NA ]; then continue; fi
       n_all=$((n_all + 1))
       awk -v m="$m" -v l="$lo" -v h="$hi" 'BEGIN{exit !(m >= l && m <= h)}' && n_in=$((n_in + 1))
     done < <(awk -F'\t' '$1=="throughput" && $2=="none"' "$BENCH_METRICS")
@@ -189,6 +189,7 @@ bench_write_report() {
     for f in "$BENCH_TMP"/[0-9]*.md; do [ -f "$f" ] && cat "$f"; done
   } >"$BENCH_OUT/$name.md"
   cp "$BENCH_METRICS" "$BENCH_OUT/$name.tsv"
+  # shellcheck disable=SC2034  # bench.sh prints it, smoke.sh checks it
   BENCH_REPORT=$BENCH_OUT/$name.md
 }
 

@@ -11,6 +11,7 @@ build_holder() {
   local src=$PSW_ROOT/bench/bench_hold_conns.cpp
   mkdir -p "$(dirname "$BENCH_HOLDER")"
   if [ ! -x "$BENCH_HOLDER" ] || [ "$src" -nt "$BENCH_HOLDER" ]; then
+    # shellcheck disable=SC2046  # pkg-config's flags, split on purpose
     g++ -std=c++17 -O2 -Wall -Werror $(pkg-config --cflags libpq) "$src" -o "$BENCH_HOLDER" \
       $(pkg-config --libs libpq) || die "cannot build $BENCH_HOLDER"
   fi
@@ -57,8 +58,7 @@ holder_quit() {
 # held_backends_gone NAME: waits (10 s at most) until the held backends have
 # exited, so that the next step starts from an idle cluster.
 held_backends_gone() {
-  local i
-  for i in $(seq 50); do
+  for _ in $(seq 50); do
     [ "$(bsql "$1" "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")" -le 1 ] && break
     sleep 0.2
   done

@@ -97,15 +97,19 @@ bench_throughput() {
   md "no-extension min–max range. Configurations not listed are not available in this build." ""
   md "| workload | clients | configuration | tps median [min – max] | Δ vs no extension | within spread |"
   md "|---|---:|---|---:|---:|---|"
-  local base bmin bmax m lo hi2
+  local base bmin bmax m lo hi2 pct inside
   for wl in "${workloads[@]}"; do
     mode=${wl% *}; clients=${wl#* }
     read -r base bmin bmax _ <<<"$(metric_get throughput none "$mode c=$clients")"
     for c in "${cfgs[@]}"; do
       read -r m lo hi2 _ <<<"$(metric_get throughput "$c" "$mode c=$clients")"
+      pct="—" inside="—"
+      if [ "$c" != none ]; then
+        pct="$(fmt "$(awk -v a="$m" -v b="$base" 'BEGIN{print 100*(a-b)/b}')" 1) %"
+        inside=$(awk -v m="$m" -v l="$bmin" -v h="$bmax" 'BEGIN{print (m>=l && m<=h) ? "yes" : "no"}')
+      fi
       md "| $mode | $clients | $(bench_cfg_label "$c") | $(fmt "$m" 0) [$(fmt "$lo" 0) – $(fmt "$hi2" 0)] |" \
-         "$( [ "$c" = none ] && echo "—" || echo "$(fmt "$(awk -v a="$m" -v b="$base" 'BEGIN{print 100*(a-b)/b}')" 1) %") |" \
-         "$( [ "$c" = none ] && echo "—" || awk -v m="$m" -v l="$bmin" -v h="$bmax" 'BEGIN{print (m>=l && m<=h) ? "yes" : "no"}') |"
+         "$pct |" "$inside |"
     done
   done
   md "" "**$n1 × \`SELECT 1\` over one psql connection** (Unix socket): the backend's CPU time per statement"

@@ -131,7 +131,7 @@ step_prove() {
 shellcheck_step() {  # the shell that remains: clean under shellcheck
   command -v shellcheck >/dev/null || return 0
   local out files
-  mapfile -t files < <(cd "$PSW_ROOT" && git ls-files 'test/*.sh' 'tools/*.sh' run .ci/run 2>/dev/null)
+  mapfile -t files < <(cd "$PSW_ROOT" && git ls-files 'test/*.sh' 'tools/*.sh' 'bench/*.sh' run .ci/run 2>/dev/null)
   out=$(cd "$PSW_ROOT" && shellcheck -x "${files[@]}" 2>&1)
   if [ -z "$out" ]; then record shellcheck 1 0; else echo "$out" | head -40; record shellcheck 0 1; fi
 }
