@@ -41,7 +41,7 @@ bench_contrib() {
   export PSW_ROOT PSW_BINDIR PSW_BUILD PSW_STAGE PSW_OS_USER PG_CONFIG
   local opts=()
   if [ "$quick" = 1 ]; then opts=(--quick); fi
-  md "Each script ran as \`bash bench/NAME.sh$([ "$quick" = 1 ] && echo ' --quick')\` (limit ${cap} s)." ""
+  md "Each script ran as \`bash bench/NAME.sh${opts[*]:+ ${opts[*]}}\` (limit ${cap} s)." ""
   md "| script | metric | labels | value |" "|---|---|---|---:|"
   for f in "${scripts[@]}"; do
     name=$(basename "$f" .sh)

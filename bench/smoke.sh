@@ -58,6 +58,9 @@ bench_smoke() {
   bsmoke_check "contributed script given --quick" [ "$(metric_get contrib probe probe_quick)" = 1 ]
   bsmoke_check "contributed rows in the report" \
     grep -qxF "| probe.sh | probe_args |  | 1 |" "$BENCH_TMP/70_contrib.md"
+  # shellcheck disable=SC2016  # the report's Markdown backticks, literally
+  bsmoke_check "report says how contributed scripts ran" \
+    grep -qF 'Each script ran as `bash bench/NAME.sh --quick`' "$BENCH_TMP/70_contrib.md"
 
   # Instructions per statement: a tiny N still gives a plausible slope.
   if command -v valgrind >/dev/null; then
