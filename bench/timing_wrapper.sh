@@ -18,9 +18,13 @@ set -euo pipefail
 case ${1:-} in
   "") N=2000000 ;;
   --quick) N=200000 ;;
-  *[!0-9]* | 0) echo "usage: bench/timing_wrapper.sh [N | --quick], N a positive number of calls" >&2; exit 2 ;;
-  *) N=$1 ;;
+  *[!0-9]* | ?????????????*) N=0 ;;  # not digits, or 13 and more (wrapping bash arithmetic)
+  *) N=$((10#$1)) ;;  # base 10: 010 is ten, 00 is zero
 esac
+if [ "$N" -le 0 ]; then
+  echo "usage: bench/timing_wrapper.sh [N | --quick], N a positive number of calls, at most 12 digits" >&2
+  exit 2
+fi
 # shellcheck source=SCRIPTDIR/../tools/lib/common.sh
 source "$(dirname "$0")/../tools/lib/common.sh"
 cd "$PSW_ROOT"
