@@ -22,19 +22,25 @@ $node->safe_psql('postgres',
 	'CREATE EXTENSION pg_wait_sampling_compat CASCADE; CREATE ROLE psw_plain LOGIN');
 
 # Something in every table: statements timed, waits sampled and timed, a
-# slow run captured (the slow-run threshold is the default's: 0 turns it off,
-# so it is set for this one statement).
+# slow run captured (the threshold, 1 s by default, lowered for it).
 $node->safe_psql('postgres',
-	"SET pg_stat_waits.capture_min_duration = '1ms'; SELECT pg_sleep(0.3); "
+	"SET pg_stat_waits.capture_min_duration = '100ms'; SELECT pg_sleep(0.3); "
 	  . 'CREATE TABLE t AS SELECT g FROM generate_series(1, 1000) g; SELECT count(*) FROM t;');
 my $sampler_before = $node->safe_psql('postgres', 'SELECT sampler_pid FROM pg_stat_waits_status');
 ok($sampler_before =~ /^\d+$/, 'the sampler runs before the calls');
-my $pid = $node->safe_psql('postgres', 'SELECT pid FROM pg_stat_activity WHERE backend_type = \'checkpointer\'');
-my $started =
-  $node->safe_psql('postgres', 'SELECT backend_start FROM pg_stat_activity WHERE backend_type = \'checkpointer\'');
+is($node->safe_psql('postgres', "SELECT count(*) > 0 FROM pg_stat_waits_executions WHERE query LIKE '%pg_sleep%'"),
+	't', 'a slow run is captured');
+# The sleep's execution as the history has it: a pid and a start that
+# pg_stat_waits_execution_profile finds.
+my ($pid, $started) = split /\|/, $node->safe_psql('postgres',
+	"SELECT pid, query_start FROM pg_stat_waits_history WHERE wait_event = 'PgSleep' LIMIT 1");
+ok($pid && $started, 'the history holds the sleep');
+is($node->safe_psql('postgres',
+		"SELECT count(*) > 0 FROM pg_stat_waits_execution_profile($pid, '$started')"),
+	't', 'its execution has a profile');
 
-# Edge values by argument type (format_type's spelling). A real pid and a
-# real time are among them, so that lookups find something too.
+# Edge values by argument type (format_type's spelling). The sleep's pid and
+# start are among them, so that lookups find something too.
 my $long = "repeat('a', 20000)";
 my %values = (
 	'integer' => [ 'NULL', '0', '-1', '1', $pid, '2147483647', '-2147483648' ],
