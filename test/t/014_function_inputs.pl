@@ -76,8 +76,9 @@ cmp_ok(scalar(grep { /^pg_stat_waits\|/ } @functions), '>=', 10, 'the catalog li
 ok(scalar(grep { /^pg_wait_sampling_compat\|/ } @functions), 'and pg_wait_sampling_compat functions');
 
 # The calls: the product of the argument types' values. A product of more
-# than 500 keeps every k-th combination (k coprime to the last type's count,
-# so each value of each type still appears).
+# than 500 keeps every k-th combination, k coprime to the last type's count,
+# so that every value of that type still appears.
+sub gcd { my ($x, $y) = @_; ($x, $y) = ($y, $x % $y) while $y; return $x; }
 my @calls;
 my %calls_of;
 for my $f (@functions)
@@ -98,7 +99,7 @@ for my $f (@functions)
 	if (@combos > 500)
 	{
 		my $k = int(@combos / 500) + 1;
-		$k++ while @types && $k % scalar(@{ $values{ $types[-1] } }) == 0;
+		$k++ while gcd($k, scalar(@{ $values{ $types[-1] } })) != 1;
 		@combos = @combos[ grep { $_ % $k == 0 } 0 .. $#combos ];
 	}
 	for my $c (@combos)
