@@ -83,7 +83,7 @@ my @calls;
 my %calls_of;
 for my $f (@functions)
 {
-	my ($ext, $sig, $name, $types) = split /\|/, $f, 4;
+	my (undef, $sig, $name, $types) = split /\|/, $f, 4;
 	my @types = grep { $_ ne '' } split /,/, $types;
 	my @missing = grep { !exists $values{$_} } @types;
 	ok(!@missing, "$sig: every argument type has edge values" . (@missing ? " (not: @missing)" : ''));
@@ -112,16 +112,16 @@ note(scalar(@calls) . ' calls of ' . scalar(keys %calls_of) . ' functions');
 
 # One session per role: a table of the calls, then a DO block that runs each
 # in its own subtransaction and keeps the SQLSTATE of its error (or 00000).
+my $call_rows = join(",\n", map { '(' . join(', ', map { "\$psw\$$_\$psw\$" } @$_) . ')' } @calls);
 sub run_calls
 {
 	my ($role) = @_;
-	my $values = join(",\n", map { '(' . join(', ', map { "\$psw\$$_\$psw\$" } @$_) . ')' } @calls);
 	my ($out, $err) = ('', '');
 	$node->psql(
 		'postgres', qq{
 		SET statement_timeout = '120s';
 		CREATE TEMP TABLE calls (sig text, call text);
-		INSERT INTO calls VALUES $values;
+		INSERT INTO calls VALUES $call_rows;
 		CREATE TEMP TABLE results (sig text, call text, state text, message text);
 		DO \$do\$
 		DECLARE c record; st text; msg text;
