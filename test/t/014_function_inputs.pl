@@ -147,13 +147,14 @@ sub run_calls
 		stderr => \$err,
 		extra_params => [ '-U', $role ]);
 	is($err, '', "$role: the calls ran to the end");
-	my %accepted = map { /^accepted (.*)$/ ? ($1 => 1) : () } split /\n/, $out;
-	my %refused = map { /^refused (.*)$/ ? ($1 => 1) : () } split /\n/, $out;
-	my @bad = grep { /^bad / } split /\n/, $out;
+	my @lines = split /\n/, $out;
+	my %accepted = map { /^accepted (.*)$/ ? ($1 => 1) : () } @lines;
+	my %refused = map { /^refused (.*)$/ ? ($1 => 1) : () } @lines;
+	my @bad = grep { /^bad / } @lines;
 	my ($n) = $out =~ /^calls (\d+)$/m;
 	is($n, scalar(@calls), "$role: every call made");
 	is(join("\n", @bad), '', "$role: no internal or system error");
-	note($_) for grep { /^errors / } split /\n/, $out;
+	note($_) for grep { /^errors / } @lines;
 	return (\%accepted, \%refused);
 }
 
