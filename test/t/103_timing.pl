@@ -357,8 +357,25 @@ subtest 'an idle session publishes its waits for the client, a reader sees its o
 	  . "(SELECT queryid FROM pg_stat_statements WHERE query LIKE '%idle_flush_probe%')";
 	my $reads0 = sql($admin, $client_reads);
 	my $s = timed_session();
+	my $pid = sql($admin,
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");
+	# A wait for the client is one only if the backend blocks: a message
+	# already there when it reads is no wait (PostgreSQL reports none
+	# either), and on a loaded machine the next statement can arrive before
+	# the backend reads. So each statement below is sent once the backend
+	# waits for it, and every one adds one wait for the client.
+	my $all_awaited = 1;
+	my $send = sub {
+		my ($query) = @_;
+		$all_awaited &&= wait_until(
+			sub {
+				sql($admin, "SELECT wait_event = 'ClientRead' FROM pg_stat_activity WHERE pid = $pid") eq
+				  't';
+			});
+		return sql($s, $query);
+	};
 	# Three waits for the client timed: before each probe.
-	sql($s, 'SELECT 4242 AS idle_flush_probe') for 1 .. 3;
+	$send->('SELECT 4242 AS idle_flush_probe') for 1 .. 3;
 	is(sql($admin, $probe_calls), 3, 'the per-query rows are published before the session waits for its client');
 	# $s stays open and idle: only its idle flush can publish these.
 	my $t0 = time;
@@ -369,8 +386,9 @@ subtest 'an idle session publishes its waits for the client, a reader sees its o
 
 	# Three more waits (before two probes and the read), published by the
 	# read itself.
-	sql($s, 'SELECT 4242 AS idle_flush_probe') for 1 .. 2;
-	cmp_ok(sql($s, $client_reads), '>=', $reads0 + 6, 'the session itself reads its own waits at once');
+	$send->('SELECT 4242 AS idle_flush_probe') for 1 .. 2;
+	cmp_ok($send->($client_reads), '>=', $reads0 + 6, 'the session itself reads its own waits at once');
+	ok($all_awaited, 'each of those statements was sent while the backend waited for it (ClientRead)');
 
 	sql($s, 'SET pg_stat_waits.timing = off');
 	my $everything = 'SELECT (SELECT coalesce(sum(calls), 0) FROM pg_stat_waits), '
