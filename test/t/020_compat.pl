@@ -28,12 +28,10 @@ ok(-f "$extdir/pg_wait_sampling_compat.control" && -f "$extdir/pg_wait_sampling_
 	"pg_wait_sampling_compat is installed with the extension ($extdir)");
 
 # pg_wait_sampling 1.1.4's tests, kept as data next to the checkout (../shared,
-# or ../../shared from a worktree); the test runs in a copy of the checkout,
-# so its stage's checkout (PSW_STAGE = CHECKOUT/build/stage-NN) is tried too.
-my @roots = ($root);
-push @roots, "$ENV{PSW_STAGE}/../.." if $ENV{PSW_STAGE};
+# or ../../shared from a worktree); the test runner puts a copy next to the
+# copy of the checkout the tests run in.
 my ($tests) = grep { -d $_ }
-  map { ("$_/../shared/compat-tests/pg_wait_sampling", "$_/../../shared/compat-tests/pg_wait_sampling") } @roots;
+  ("$root/../shared/compat-tests/pg_wait_sampling", "$root/../../shared/compat-tests/pg_wait_sampling");
 SKIP:
 {
 	skip 'pg_wait_sampling\'s tests (../shared/compat-tests/pg_wait_sampling) are not next to this checkout', 1

@@ -53,6 +53,17 @@ prepare_work_tree() {
   rsync -a --delete --exclude /build --exclude /.git --exclude '*.o' --exclude '*.so' --exclude '*.bc' \
         --exclude /results --exclude /tmp_check --exclude /log "$PSW_ROOT/" "$PSW_WORK/"
   [ "$(id -u)" -eq 0 ] && chown -R "$PSW_OS_USER" "$PSW_WORK"
+  # pg_wait_sampling's own tests, kept as data next to the checkout
+  # (../shared, or ../../shared from a worktree), go next to the copy too,
+  # where 020_compat.pl looks (the cluster user may not read the originals).
+  local d
+  for d in "$PSW_ROOT/../shared" "$PSW_ROOT/../../shared"; do
+    [ -d "$d/compat-tests/pg_wait_sampling" ] || continue
+    mkdir -p "$PSW_STAGE/shared/compat-tests"
+    rsync -a --delete "$d/compat-tests/pg_wait_sampling/" "$PSW_STAGE/shared/compat-tests/pg_wait_sampling/"
+    [ "$(id -u)" -eq 0 ] && chown -R "$PSW_OS_USER" "$PSW_STAGE/shared"
+    break
+  done
   return 0
 }
 
