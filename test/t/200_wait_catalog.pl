@@ -54,10 +54,11 @@ SELECT string_agg(type || '/' || name, ', ') FROM
   (SELECT type, name FROM pg_get_wait_events()
    EXCEPT SELECT wait_event_type, wait_event FROM pg_stat_waits_wait_events()) missing}),
        '', 'every event the server names is listed');
-    is($node->safe_psql('postgres', q{
+    # (Polled: between its sleeps the sampler works, with no wait event.)
+    ok($node->poll_query_until('postgres', q{
 SELECT wait_event_type || '/' || wait_event FROM pg_stat_activity
- WHERE backend_type = 'pg_stat_waits sampler'}),
-       'Extension/PgStatWaitsSampler', 'the sampler sleeps under its own wait event');
+ WHERE backend_type = 'pg_stat_waits sampler'}, 'Extension/PgStatWaitsSampler'),
+       'the sampler sleeps under its own wait event');
 }
 
 # Every row through the histogram, as a plain user: listed events, each
