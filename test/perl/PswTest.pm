@@ -18,7 +18,7 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 
 our @EXPORT =
-  qw(psw_node psw_long psw_run_checks psw_report_bin psw_session backend_pid lock_and_block sql send_sql finish_sql wait_until);
+  qw(psw_node psw_long psw_run_checks psw_report_bin psw_session backend_pid lock_and_block sql send_sql finish_sql wait_until wait_for_state);
 
 # psw_node(NAME, conf => [lines], preload => '...', init => {...},
 #          start => 0|1, extensions => 0|1): a new node that preloads
@@ -156,6 +156,16 @@ sub wait_until
 		usleep(10_000);
 	}
 	return $cond->();
+}
+
+# wait_for_state(SESSION, PID, COLUMN, VALUE, VIEW): waits (as wait_until,
+# 10 s) until VIEW (pg_stat_activity unless given) shows COLUMN = VALUE for
+# the process PID (NULL reads as ''); true if it did.
+sub wait_for_state
+{
+	my ($s, $pid, $column, $value, $view) = @_;
+	$view //= 'pg_stat_activity';
+	return wait_until(sub { sql($s, "SELECT $column FROM $view WHERE pid = $pid") eq $value });
 }
 
 1;

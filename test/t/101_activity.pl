@@ -40,12 +40,7 @@ sub pgsa_queryid
 sub wait_for_event
 {
 	my ($pid, $column, $value) = @_;
-	return wait_until(
-		sub {
-			sql($admin,
-				"SELECT $column FROM pg_stat_waits_activity WHERE pid = $pid")
-			  eq $value;
-		});
+	return wait_for_state($admin, $pid, $column, $value, 'pg_stat_waits_activity');
 }
 
 subtest 'row lock wait shows Lock/transactionid, state and queryid' => sub {

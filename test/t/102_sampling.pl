@@ -76,7 +76,7 @@ sub run_blocked
 	my ($lock_sql, $query, $column, $value, $hold_ms) = @_;
 	my $start = time;
 	my ($holder, $blocked, $pid) = lock_and_block($node, $lock_sql, $query);
-	ok(wait_until(sub { pgsa($column, $pid) eq $value }), "$query waits ($value)");
+	ok(wait_for_state($admin, $pid, $column, $value), "$query waits ($value)");
 	my $queryid = pgsa('query_id', $pid);
 	usleep($hold_ms * 1000);
 	sql($holder, 'COMMIT');

@@ -367,11 +367,7 @@ subtest 'an idle session publishes its waits for the client, a reader sees its o
 	my $all_awaited = 1;
 	my $send = sub {
 		my ($query) = @_;
-		$all_awaited &&= wait_until(
-			sub {
-				sql($admin, "SELECT wait_event = 'ClientRead' FROM pg_stat_activity WHERE pid = $pid") eq
-				  't';
-			});
+		$all_awaited &&= wait_for_state($admin, $pid, 'wait_event', 'ClientRead');
 		return sql($s, $query);
 	};
 	# Three waits for the client timed: before each probe.
