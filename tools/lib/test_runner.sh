@@ -56,6 +56,9 @@ prepare_work_tree() {
   # pg_wait_sampling's own tests, kept as data next to the checkout
   # (../shared, or ../../shared from a worktree), go next to the copy too,
   # where 020_compat.pl looks (the cluster user may not read the originals).
+  # An earlier run's copy goes first: without the originals the test skips
+  # rather than checking against a copy of tests no longer there.
+  rm -rf "$PSW_STAGE/shared/compat-tests"
   local d
   for d in "$PSW_ROOT/../shared" "$PSW_ROOT/../../shared"; do
     [ -d "$d/compat-tests/pg_wait_sampling" ] || continue
