@@ -125,16 +125,16 @@ cmp_ok(
 $node->safe_psql('postgres', 'ALTER SYSTEM SET pg_stat_waits.sample_period = 0; SELECT pg_reload_conf();');
 # The sampler has taken the reload once it takes no sample for 200 ms
 # (twenty of its periods before the reload).
-my $stopped = 0;
 my $taken = -1;
-for (1 .. 50)
-{
-	my $now = $node->safe_psql('postgres', 'SELECT samples_taken FROM pg_stat_waits_status');
-	if ($now == $taken) { $stopped = 1; last; }
-	$taken = $now;
-	usleep(200_000);
-}
-ok($stopped, 'the sampler stops with sample_period = 0');
+ok( wait_until(
+		sub {
+			my $now = $node->safe_psql('postgres', 'SELECT samples_taken FROM pg_stat_waits_status');
+			return 1 if $now == $taken;
+			$taken = $now;
+			usleep(200_000);
+			return 0;
+		}),
+	'the sampler stops with sample_period = 0');
 $node->safe_psql('postgres', 'SELECT pg_stat_waits_reset()');
 is( $node->safe_psql('postgres',
 		'SELECT (SELECT count(*) FROM pg_stat_waits) + (SELECT count(*) FROM pg_stat_waits_profile)
