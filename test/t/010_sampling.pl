@@ -16,6 +16,24 @@ use PswTest;
 # the text it saw first: pgbench -i's "commit".) fsync is on
 # (PostgreSQL::Test::Cluster turns it off, and then no commit waits in
 # WALSync and the check had nothing to check).
+# stop_sampler(NODE): sets sample_period = 0 and waits (up to 10 s) until
+# the sampler has taken the reload, that is, takes no sample for 200 ms
+# (twenty of its periods before); true if it did.
+sub stop_sampler
+{
+	my ($n) = @_;
+	$n->safe_psql('postgres', 'ALTER SYSTEM SET pg_stat_waits.sample_period = 0; SELECT pg_reload_conf();');
+	my $taken = -1;
+	return wait_until(
+		sub {
+			my $now = $n->safe_psql('postgres', 'SELECT samples_taken FROM pg_stat_waits_status');
+			return 1 if $now == $taken;
+			$taken = $now;
+			usleep(200_000);
+			return 0;
+		});
+}
+
 my $node = psw_node('pgbench', conf => [ 'max_connections = 50', 'fsync = on' ]);
 $node->safe_psql('postgres', 'CREATE DATABASE psw_pgb');
 $node->safe_psql('psw_pgb', 'CREATE EXTENSION pg_stat_waits; CREATE EXTENSION pg_stat_statements;');
@@ -54,8 +72,7 @@ $node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_waits');
 my ($cols, $sql) = ('1', '');
 for my $i (1 .. 120) { $cols .= ',1'; $sql .= "SELECT pg_sleep(0.01), $cols;\n"; }
 $node->safe_psql('postgres', $sql);
-$node->safe_psql('postgres', 'ALTER SYSTEM SET pg_stat_waits.sample_period = 0; SELECT pg_reload_conf();');
-usleep(500_000);
+ok(stop_sampler($node), 'the sampler stops with sample_period = 0 (profile_max)');
 my $kept = $node->safe_psql('postgres', 'SELECT sum(samples) FROM pg_stat_waits_profile');
 my $dropped = $node->safe_psql('postgres', 'SELECT profile_dropped FROM pg_stat_waits_status');
 my $evicted = $node->safe_psql('postgres', 'SELECT profile_evicted FROM pg_stat_waits_status');
@@ -122,19 +139,7 @@ cmp_ok(
 	$node->safe_psql('postgres',
 		'SELECT (SELECT count(*) FROM pg_stat_waits) * (SELECT count(*) FROM pg_stat_waits_profile)'),
 	'>', 0, 'timing and profile have data before reset');
-$node->safe_psql('postgres', 'ALTER SYSTEM SET pg_stat_waits.sample_period = 0; SELECT pg_reload_conf();');
-# The sampler has taken the reload once it takes no sample for 200 ms
-# (twenty of its periods before the reload).
-my $taken = -1;
-ok( wait_until(
-		sub {
-			my $now = $node->safe_psql('postgres', 'SELECT samples_taken FROM pg_stat_waits_status');
-			return 1 if $now == $taken;
-			$taken = $now;
-			usleep(200_000);
-			return 0;
-		}),
-	'the sampler stops with sample_period = 0');
+ok(stop_sampler($node), 'the sampler stops with sample_period = 0 (reset)');
 $node->safe_psql('postgres', 'SELECT pg_stat_waits_reset()');
 is( $node->safe_psql('postgres',
 		'SELECT (SELECT count(*) FROM pg_stat_waits) + (SELECT count(*) FROM pg_stat_waits_profile)
