@@ -167,15 +167,11 @@ subtest 'idle connections are sampled only with sample_idle' => sub {
 	# Connection start-up itself is real CPU work (sampled); only what
 	# follows is idle.
 	my $since = sql($admin, 'SELECT clock_timestamp()');
-	my $count = sub {
-		my ($extra) = @_;
-		return sql($admin,
-			"SELECT count(*) FROM pg_stat_waits_history WHERE pid IN ($idle) "
-			  . "AND sample_time > '$since' $extra");
-	};
-	my $before = $count->('');
+	my $idle_samples = "FROM pg_stat_waits_history WHERE pid IN ($idle) AND sample_time > '$since'";
+	my $before = sql($admin, "SELECT count(*) $idle_samples");
 	usleep(500_000);
-	is($count->(''), $before, 'no samples of idle connections with sample_idle = off');
+	is(sql($admin, "SELECT count(*) $idle_samples"),
+		$before, 'no samples of idle connections with sample_idle = off');
 
 	set_system('sample_idle', 'on');
 	ok(wait_until(sub { sql($admin, 'SHOW pg_stat_waits.sample_idle') eq 'on' }),
@@ -197,8 +193,7 @@ subtest 'idle connections are sampled only with sample_idle' => sub {
 	# different numbers of samples).
 	my ($all, $client_read) = split /\|/,
 	  sql($admin,
-		"SELECT count(*), count(*) FILTER (WHERE wait_event = 'ClientRead') "
-		  . "FROM pg_stat_waits_history WHERE pid IN ($idle) AND sample_time > '$since'");
+		"SELECT count(*), count(*) FILTER (WHERE wait_event = 'ClientRead') $idle_samples");
 	cmp_ok($all, '>', 0, "idle samples counted ($all)");
 	cmp_ok($client_read, '>=', $all * 0.99,
 		"nearly all idle samples are ClientRead ($client_read of $all)");
