@@ -19,6 +19,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "commands/prepare.h"
 #include "common/hashfn.h"
+#include "common/int.h"
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"

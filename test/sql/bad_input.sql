@@ -12,6 +12,10 @@ SELECT * FROM pg_stat_waits_top('5 min', 0);
 SELECT * FROM pg_stat_waits_top('5 min', -1);
 SELECT count(*) >= 0 AS answers FROM pg_stat_waits_top('100 years', 2147483647);
 SELECT count(*) >= 0 AS answers FROM pg_stat_waits_top('infinity');
+-- positive as a whole: '1 day -1 hour' reaches back 23 hours
+SELECT count(*) >= 0 AS answers FROM pg_stat_waits_top('1 day -1 hour');
+SELECT * FROM pg_stat_waits_top('-1 day 1 hour');
+SELECT * FROM pg_stat_waits_top('100000000 years');
 
 -- pg_stat_waits_timeline(since, bucket)
 SELECT count(*) FROM pg_stat_waits_timeline(NULL);
@@ -22,6 +26,10 @@ SELECT * FROM pg_stat_waits_timeline('1 hour', '-1 min');
 SELECT * FROM pg_stat_waits_timeline('1 hour', '1 month');
 SELECT * FROM pg_stat_waits_timeline('1 hour', 'infinity');
 SELECT count(*) >= 0 AS answers FROM pg_stat_waits_timeline('100 years', '1 min');
+SELECT count(*) >= 0 AS answers FROM pg_stat_waits_timeline('1 hour', '-1 day 25 hours');
+SELECT count(*) >= 0 AS answers FROM pg_stat_waits_timeline('1 hour', '36500000 days');
+SELECT * FROM pg_stat_waits_timeline('1 hour', '2000000000 days');
+SELECT * FROM pg_stat_waits_timeline('1 hour', '106751991 days 2562047 hours');
 
 -- pg_stat_waits_histogram(type, event)
 SELECT count(*) FROM pg_stat_waits_histogram(NULL, 'PgSleep');

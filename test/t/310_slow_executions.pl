@@ -181,6 +181,20 @@ is($node->safe_psql('postgres', $of_alice, extra_params => ['-U', 'alice']),
 	'1|1|1|99', 'alice sees her run with its text, cut to track_activity_query_size - 1 bytes');
 is($node->safe_psql('postgres', $of_alice, extra_params => ['-U', 'bob']),
 	'1|0|0|', 'bob sees it without text and queryid');
+# A run is its session's, as pg_stat_activity and the history have it: a
+# superuser's session under SET ROLE bob keeps its role, and its text stays
+# hidden from bob.
+my $session_role = sql($admin, 'SELECT session_user::regrole::oid');
+$node->safe_psql('postgres',
+	"SET pg_stat_waits.timing = on; SET pg_stat_waits.capture_min_duration = 200; SET ROLE bob;\n"
+	  . 'SELECT pg_sleep(0.3) AS set_role_probe');
+my ($probe_pid, $probe_role) = split /\|/,
+  sql($admin, "SELECT pid, usesysid FROM pg_stat_waits_executions WHERE query LIKE '%set_role_probe%'");
+is($probe_role, $session_role, 'a run under SET ROLE is kept under the session role');
+is( $node->safe_psql('postgres',
+		"SELECT count(*), count(query), count(queryid) FROM pg_stat_waits_executions WHERE pid = $probe_pid",
+		extra_params => ['-U', 'bob']),
+	'1|0|0', 'bob sees that run without its text and queryid');
 # A blocker's queryid is hidden like its owner's statements (the holder is
 # a superuser's session here); its pid stays visible, as pg_blocking_pids().
 my $blocker_seen = "SELECT count(*) FILTER (WHERE b->>'queryid' IS NULL) || '|' || count(*) "

@@ -20,6 +20,7 @@
 #include "../gucs.h"
 #include "../activity/proc_reader.h"
 #include "sampling.h"
+#include "../../core/tsc_clock.h"
 #include "../../core/window_agg.h"
 
 PSW_SQL_FUNCTION(pg_stat_waits_history_internal)
@@ -233,14 +234,17 @@ static const char *interval_text(Interval *i) {
     return DatumGetCString(DirectFunctionCall1(interval_out, PointerGetDatum(i)));
 }
 
+// A window reaches back from now; "positive" is judged on the whole interval
+// as calendar arithmetic does it, so '1 day -1 hour' is a 23-hour window. An
+// interval too long for a timestamp gets PostgreSQL's own out-of-range error.
 static TimestampTz window_start(const char *function, Interval *since) {
-    if (since->month < 0 || since->day < 0 || since->time < 0 ||
-        (since->month == 0 && since->day == 0 && since->time == 0))
+    TimestampTz now = GetCurrentTimestamp();
+    TimestampTz from = DatumGetTimestampTz(
+        DirectFunctionCall2(timestamptz_mi_interval, TimestampTzGetDatum(now), PointerGetDatum(since)));
+    if (from >= now)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("%s: since must be a positive interval, not \"%s\"", function, interval_text(since))));
-    TimestampTz now = GetCurrentTimestamp();
-    return DatumGetTimestampTz(
-        DirectFunctionCall2(timestamptz_mi_interval, TimestampTzGetDatum(now), PointerGetDatum(since)));
+    return from;
 }
 
 // The history answers a window when it holds every sample since the
@@ -312,7 +316,8 @@ static TimelineRow *compute_timeline(TimestampTz from, int64 width, size_t *nrow
         rows = agg.result();
         *used_width = width;
     } else {
-        // Buckets have minute resolution: widths round up to whole minutes.
+        // Buckets have minute resolution: widths round up to whole minutes
+        // (the caller keeps width a minute short of INT64_MAX for this).
         int64 minutes = (width + USECS_PER_MINUTE - 1) / USECS_PER_MINUTE;
         TimelineAgg agg(minutes * USECS_PER_MINUTE);
         std::vector<MinuteBuckets::MinuteCopy> copies;
@@ -375,17 +380,37 @@ Datum pg_stat_waits_profile_internal(PG_FUNCTION_ARGS) {
         using Table = psw::FixedHashTable<psw::ProfileKey>;
         Table table = psw::profile_table();
         size_t nslots = table.slot_count();
-        size_t bytes = nslots * sizeof(Table::Slot);
-        Table::Slot *copy = static_cast<Table::Slot *>(palloc_extended(bytes, MCXT_ALLOC_HUGE));
-        bool ok = psw::sampling->profile_seq.read([&] { memcpy(copy, table.slot_array(), bytes); }, 10);
+        // The occupied slots only: the buffer is sized for all of them but
+        // only the used part is touched (at a large profile_max, faulting in
+        // a whole private copy was most of a read's time).
+        Table::Slot *copy =
+            static_cast<Table::Slot *>(palloc_extended(nslots * sizeof(Table::Slot), MCXT_ALLOC_HUGE));
+        size_t nused = 0;
+        auto copy_used = [&] {
+            const Table::Slot *src = table.slot_array();
+            nused = 0;
+            for (size_t i = 0; i < nslots; i++)
+                if (src[i].count != 0) copy[nused++] = src[i];
+        };
+        // Lock-free first. The sampler writes the table every period, so a
+        // copy that takes longer than half a period (a profile_max in the
+        // hundreds of thousands) is unlikely to succeed on a retry either:
+        // go to the lock then instead of copying ten times for nothing.
+        const int64 period_ns = static_cast<int64>(psw::sample_period_for_time() * 1000000.0);
+        bool ok = false;
+        for (int tries = 0; !ok && tries < 10; tries++) {
+            int64 t0 = psw::monotonic_ns();
+            ok = psw::sampling->profile_seq.read(copy_used, 1);
+            if (!ok && (psw::monotonic_ns() - t0) * 2 > period_ns) break;
+        }
         if (!ok) {
             LWLockAcquire(psw::shared->lock, LW_SHARED);
-            memcpy(copy, table.slot_array(), bytes);
+            copy_used();
             LWLockRelease(psw::shared->lock);
         }
         double period = psw::sample_period_for_time();
         psw::VisibilityCache vis;
-        for (size_t i = 0; i < nslots; i++) {
+        for (size_t i = 0; i < nused; i++) {
             if ((i & 1023) == 0) CHECK_FOR_INTERRUPTS();
             const Table::Slot &s = copy[i];
             if (s.count == 0) continue;
@@ -451,7 +476,15 @@ Datum pg_stat_waits_timeline(PG_FUNCTION_ARGS) {
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                             errmsg("pg_stat_waits_timeline: bucket must not contain months or years, not \"%s\"",
                                    psw::interval_text(bucket))));
-        int64 width = bucket->time + static_cast<int64>(bucket->day) * USECS_PER_DAY;
+        // Days and time may have opposite signs ('-1 day 25 hours' is an
+        // hour); their sum in microseconds must fit, with a minute to spare
+        // for rounding up to the minute buckets.
+        int64 width;
+        if (pg_mul_s64_overflow(static_cast<int64>(bucket->day), USECS_PER_DAY, &width) ||
+            pg_add_s64_overflow(width, bucket->time, &width) || width > PG_INT64_MAX - USECS_PER_MINUTE)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("pg_stat_waits_timeline: bucket is too long, not \"%s\"",
+                                   psw::interval_text(bucket))));
         if (width <= 0)
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                             errmsg("pg_stat_waits_timeline: bucket must be a positive interval, not \"%s\"",

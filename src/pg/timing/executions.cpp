@@ -40,7 +40,7 @@ ExecRing *executions_ring() { return exec_ring; }
 
 uint64 executions_dropped() { return exec_ring != nullptr ? exec_ring->dropped_count() : 0; }
 
-void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, Oid userid, bool own_text,
+void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, bool own_text,
                         TimestampTz first_start) {
     if (exec_ring == nullptr || shared == nullptr || MyProc == nullptr) return;
     ExecRecord &r = capture_buf;
@@ -49,7 +49,10 @@ void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 qu
     r.started = now - elapsed_ns / 1000;
     r.pid = MyProcPid;
     r.datid = MyDatabaseId;
-    r.userid = userid;
+    // The session's role, as pg_stat_activity and the history show it, not
+    // the current one: a run under SET ROLE stays its session's, so its text
+    // is visible to the same readers as that session's activity.
+    r.userid = MyProc->roleId;
     r.queryid = queryid;
     r.elapsed_ns = static_cast<uint64>(elapsed_ns);
     exec_summarize_waits(waits, &r);

@@ -93,7 +93,7 @@ const char *timing_clock_name();  // "tsc" or "clock_gettime"
 // that reached pg_stat_waits.capture_min_duration.
 constexpr uint32 kExecRingSize = 1000;
 extern const ShmemPart executions_part;
-// A top-level statement of queryid, run by userid, ended after elapsed_ns
+// A top-level statement of queryid, run by this session, ended after elapsed_ns
 // (at least the threshold) having waited `waits`: keep it, with the text
 // the backend is running unless own_text is false (its end was seen only
 // when the next statement began, whose text that is by then). first_start:
@@ -101,7 +101,7 @@ extern const ShmemPart executions_part;
 // came before the statement had begun (a wait in its Parse or Bind
 // message, whose start PostgreSQL has replaced since), else 0. Never
 // raises an error, never allocates.
-void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, Oid userid, bool own_text,
+void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 queryid, bool own_text,
                         TimestampTz first_start);
 // With pg_stat_waits.capture_log, a captured run waits here for its LOG
 // line: capture cannot log (it may run inside a commit callback, where an

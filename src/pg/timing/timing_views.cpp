@@ -86,7 +86,9 @@ Datum pg_stat_waits_queries_internal(PG_FUNCTION_ARGS) {
         InitMaterializedSRF(fcinfo, 0);
         ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
         psw::QueryTable *qt = psw::timing_query_table();
-        psw::QueryRow *rows = static_cast<psw::QueryRow *>(palloc(sizeof(psw::QueryRow) * qt->capacity));
+        // Huge: at profile_max over 8,388,608 the copy passes palloc's 1 GB.
+        psw::QueryRow *rows = static_cast<psw::QueryRow *>(
+            palloc_extended(sizeof(psw::QueryRow) * qt->capacity, MCXT_ALLOC_HUGE));
         uint32 nrows = 0;
         // The lambda holds no C++ object: a cancel may longjmp out of it.
         qt->for_each([&](const psw::QueryRow &r) {

@@ -684,7 +684,7 @@ bool timing_dropped_portal_call(uint64 queryid) {
 }
 
 __attribute__((noinline, cold)) static void capture_slow_run(int64 t) {
-    executions_capture(stmt_waits, t - stmt_start_ns, ledger.statement(), stmt_userid, !ending_late,
+    executions_capture(stmt_waits, t - stmt_start_ns, ledger.statement(), !ending_late,
                        stmt_start_ns == adopted_start_ns ? adopted_query_start : 0);
 }
 
