@@ -598,6 +598,19 @@ static inline void call_executor_end(QueryDesc *qd) {
     next_executor_end(qd);
 }
 
+// A block's statement whose portal is dropped with no portal running: at
+// the end of its own simple Query message (its text still current), or by a
+// later statement's Bind of the unnamed portal in a pipeline, which has
+// already put that statement's text in debug_query_string and the status
+// entry. The same prepared statement again is the same text.
+__attribute__((noinline, cold)) static void dropped_portal_statement_end(const char *source_text) {
+    const char *current = debug_query_string;
+    if (current == nullptr || current == source_text || strcmp(current, source_text) == 0)
+        timing_statement_end();
+    else
+        timing_statement_end_late();
+}
+
 // Timed server mode: a top-level execution ends (see above).
 // What it tests is read after ExecutorEnd, which leaves it in place (the
 // running portal, the query's text and plan), so nothing is kept across
@@ -608,9 +621,11 @@ __attribute__((noinline)) static void timed_executor_end(QueryDesc *qd) {
     const Portal portal = ActivePortal;
     const uint64 id = compat_queryid(qd->plannedstmt->queryId);
     // Both return true only while a statement is open.
-    if (portal == nullptr ? timing_dropped_portal_call(id)
-                          : timing_flags.open && qd->sourceText == portal->sourceText && timing_top_call(id))
+    if (portal == nullptr) {
+        if (timing_dropped_portal_call(id) && IsTransactionBlock()) dropped_portal_statement_end(qd->sourceText);
+    } else if (timing_flags.open && qd->sourceText == portal->sourceText && timing_top_call(id)) {
         timed_execution_done();
+    }
 }
 
 __attribute__((noinline)) static void executor_end_other(QueryDesc *qd) {

@@ -33,6 +33,10 @@ void timing_install();
 // ends (its commit included). Cheap no-ops when timing is off.
 void timing_statement_start(uint64 queryid);
 void timing_statement_end();
+// The same end, seen only once a later statement's message had replaced the
+// text in debug_query_string and the status entry: a slow run is kept
+// without text rather than with the other statement's.
+void timing_statement_end_late();
 // timing_flags.open: whether a top-level statement is being timed (callers
 // test it before the calls below, which assume it). timing_flags.log_pending:
 // see executions_write_log(). timing_flags.held: waits of a client's message

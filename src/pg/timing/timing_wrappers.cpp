@@ -625,15 +625,17 @@ static inline bool begin_statement(uint64 queryid) {
     return true;
 }
 
+void timing_statement_end_late() {
+    ending_late = true;
+    timing_statement_end();
+    ending_late = false;
+}
+
 // A statement start with a flag up: the statement that is still open (its
 // end was missed) ends, and may leave a slow run's LOG line, which can be
 // written here (a hook runs: timing.h); held waits go to the new statement.
 __attribute__((noinline)) static void statement_start_flagged(uint64 queryid) {
-    if (timing_flags.open) {
-        ending_late = true;
-        timing_statement_end();
-        ending_late = false;
-    }
+    if (timing_flags.open) timing_statement_end_late();
     if (timing_flags.log_pending) executions_write_log();
     bool begun = begin_statement(queryid);
     if (timing_flags.held) {
