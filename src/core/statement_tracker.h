@@ -251,12 +251,13 @@ public:
         saved_[xact_level] = SavedState{ids.queryid, level};
     }
 
-    // A subtransaction aborted. Inside a running portal an error was caught
-    // (PL/pgSQL exception block): back to the state its block started in.
-    // Without one the error reached the main loop inside a client savepoint:
-    // the statement is gone, the block is idle in an aborted transaction.
-    void subtransaction_abort(int xact_level, bool in_portal) {
-        if (!in_portal) {
+    // A subtransaction aborted. If an error was caught below the main loop
+    // (a PL/pgSQL exception block, in a running portal or in a function
+    // folded while planning): back to the state its block started in.
+    // Otherwise the error reached the main loop inside a client savepoint,
+    // or a client's ROLLBACK TO ended it: the statement is over.
+    void subtransaction_abort(int xact_level, bool caught) {
+        if (!caught) {
             statement_over(kStmtIdleInXact);
             return;
         }

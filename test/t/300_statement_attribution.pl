@@ -253,6 +253,37 @@ END $$;
 }
 
 # ---------------------------------------------------------------------------
+# An error caught while the statement is planned (a "safe cast" function with
+# an exception block, folded to a constant; its handler sleeps 0.1 s) does
+# not end the statement: the rest of its planning, its 0.15 s sleep and its
+# call stay its own, under both tracks (under track = all the handler's
+# sleep is its nested statement's), and a slow run stays one run.
+sql(q{CREATE FUNCTION try_int(t text) RETURNS int IMMUTABLE LANGUAGE plpgsql
+	AS 'BEGIN RETURN t::int; EXCEPTION WHEN others THEN PERFORM pg_sleep(0.1); RETURN NULL; END'});
+for my $track ('top', 'all')
+{
+	my $own_sleep = $track eq 'top' ? 500 : 300;
+	sql('SELECT pg_stat_waits_reset(); SELECT pg_stat_statements_reset();');
+	my $s = $node->background_psql('postgres');
+	$s->query_safe("SET pg_stat_waits.timing = on; SET pg_stat_waits.track = '$track'; "
+		  . "SET pg_stat_waits.capture_min_duration = 100");
+	$s->query_safe(q{SELECT pg_sleep(0.15), try_int('x') AS caught_in_planning}) for 1 .. 2;
+	$s->quit;
+	my ($calls, $sleep, $cpu_calls) = split /\|/, sql(q{
+		SELECT s.calls, coalesce(round(w.total_time), -1), coalesce(c.calls, -1)
+		  FROM pg_stat_statements s
+		  LEFT JOIN pg_stat_waits_queries w ON w.queryid = s.queryid AND w.wait_event = 'PgSleep'
+		  LEFT JOIN pg_stat_waits_queries c ON c.queryid = s.queryid AND c.wait_event_type = 'CPU'
+		 WHERE s.query LIKE '%caught_in_planning%' AND s.toplevel});
+	is($calls, 2, "track = $track: the statement ran twice");
+	ok($sleep >= $own_sleep - 5 && $sleep < $own_sleep + 150, "track = $track: its sleeps are its own ($sleep ms)");
+	is($cpu_calls, 2, "track = $track: its CPU row counts its two calls");
+	is( sql(q{SELECT count(*) FILTER (WHERE elapsed >= 245) || '/' || count(*) FROM pg_stat_waits_executions
+		 WHERE query LIKE '%caught_in_planning%'}),
+		'2/2', "track = $track: each run is kept whole, once");
+}
+
+# ---------------------------------------------------------------------------
 # Calls: one per execution, for utility statements too, as pg_stat_statements.
 sql('SELECT pg_stat_waits_reset(); SELECT pg_stat_statements_reset();');
 {

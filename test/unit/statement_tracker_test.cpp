@@ -48,7 +48,7 @@ TEST(StatementTracker, AutocommitSelectStaysActiveThroughItsCommit) {
     EXPECT_EQ(t.ids.state, kStmtActive);
     EXPECT_EQ(t.queryid(), 11u);
     EXPECT_EQ(t.top_queryid(), 11u);
-    t.transaction_end(false, /*in_portal=*/false, false);
+    t.transaction_end(false, /*caught=*/false, false);
     EXPECT_EQ(t.ids.state, kStmtIdle);
     EXPECT_EQ(t.queryid(), 0u);
     EXPECT_EQ(t.top_queryid(), 0u);
@@ -81,7 +81,7 @@ TEST(StatementTracker, TransactionsInsideARunningStatementDoNotEndIt) {
     // portal runs, then waits for old snapshots.
     t.parsed(42);
     StatementFrame f = t.utility_begin(42, false, false, false);
-    t.transaction_end(false, /*in_portal=*/true, false);
+    t.transaction_end(false, /*caught=*/true, false);
     t.transaction_end(false, true, false);
     EXPECT_EQ(t.ids.state, kStmtActive);
     EXPECT_EQ(t.queryid(), 42u);
@@ -109,7 +109,7 @@ void procedure_with_commit(Tracker &t, uint64_t call, uint64_t inner) {
         t.phase_end(t.run_begin(inner));
         t.executor_end_done(t.executor_end_begin(inner), inner);
         EXPECT_EQ(t.queryid(), call);
-        if (i == 0) t.transaction_end(false, /*in_portal=*/true, false);  // COMMIT inside the procedure
+        if (i == 0) t.transaction_end(false, /*caught=*/true, false);  // COMMIT inside the procedure
     }
     t.utility_end(u, call);
     EXPECT_EQ(t.ids.state, kStmtActive);
@@ -150,7 +150,7 @@ void execute_prepared(Tracker &t, uint64_t prepared) {
     t.phase_end(t.run_begin(prepared));
     t.executor_end_done(t.executor_end_begin(prepared), prepared);
     t.utility_end(u, prepared);
-    t.transaction_end(false, /*in_portal=*/false, false);
+    t.transaction_end(false, /*caught=*/false, false);
 }
 
 TEST(StatementTracker, ExecuteCountsOneCallOfThePreparedStatement) {
@@ -173,7 +173,7 @@ TEST(StatementTracker, CaughtErrorRestoresTheBlocksStatement) {
     t.plan_begin(5);
     EXPECT_EQ(t.queryid(), 5u);
     EXPECT_EQ(t.level, 2);
-    t.subtransaction_abort(2, /*in_portal=*/true);
+    t.subtransaction_abort(2, /*caught=*/true);
     EXPECT_EQ(t.queryid(), 1u);
     EXPECT_EQ(t.level, 1);
     EXPECT_EQ(t.ids.state, kStmtActive);
@@ -181,12 +181,27 @@ TEST(StatementTracker, CaughtErrorRestoresTheBlocksStatement) {
     EXPECT_EQ(t.level, 0);
 }
 
+TEST(StatementTracker, ErrorCaughtWhilePlanningKeepsTheStatement) {
+    Tracker t;
+    t.env.all = true;
+    t.parsed(7);
+    StatementFrame p = t.plan_begin(7);
+    t.subtransaction_start(2);  // a function with an exception block, folded to a constant
+    t.subtransaction_abort(2, /*caught=*/true);
+    EXPECT_EQ(t.queryid(), 7u);
+    EXPECT_EQ(t.level, 1);
+    EXPECT_EQ(t.ids.state, kStmtActive);
+    t.phase_end(p);
+    EXPECT_EQ(t.level, 0);
+    EXPECT_EQ(t.queryid(), 7u);
+}
+
 TEST(StatementTracker, ErrorReachingTheMainLoopEndsTheStatement) {
     Tracker t;
     t.parsed(3);
     t.executor_start_begin(3);
     t.run_begin(3);  // error escapes
-    t.transaction_end(/*aborted=*/true, /*in_portal=*/false, /*in_block=*/false);
+    t.transaction_end(/*aborted=*/true, /*caught=*/false, /*in_block=*/false);
     EXPECT_EQ(t.ids.state, kStmtIdle);
     EXPECT_EQ(t.level, 0);
     EXPECT_EQ(t.queryid(), 0u);
@@ -205,7 +220,7 @@ TEST(StatementTracker, ErrorInAClientSavepointEndsTheStatement) {
     t.subtransaction_start(2);
     t.parsed(9);
     t.run_begin(9);
-    t.subtransaction_abort(2, /*in_portal=*/false);
+    t.subtransaction_abort(2, /*caught=*/false);
     EXPECT_EQ(t.ids.state, kStmtIdleInXact);
     EXPECT_EQ(t.queryid(), 0u);
     EXPECT_EQ(t.level, 0);

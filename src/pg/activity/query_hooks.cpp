@@ -835,20 +835,28 @@ static void xact_callback(XactEvent event, void *) {
 }
 
 // A PL/pgSQL exception block runs in a subtransaction; the main loop aborts
-// a client savepoint's subtransaction with no portal active. Installed with
-// the tracker or with timing.
+// a client savepoint's subtransaction with no portal active, after it has
+// cleared debug_query_string (PostgresMain's error recovery, every major).
+// No portal is active either while a statement is planned, where a caught
+// error in a function folded to a constant aborts a subtransaction too, the
+// statement's text still current. Installed with the tracker or with timing.
 static void subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
     if (!shared) return;
     if (mode == kModeServer) {
         // Timed server mode: an error in a client's savepoint ended the statement.
-        if (event == SUBXACT_EVENT_ABORT_SUB && ActivePortal == nullptr) timed_over();
+        if (event == SUBXACT_EVENT_ABORT_SUB && ActivePortal == nullptr && debug_query_string == nullptr)
+            timed_over();
         return;
     }
     if (mode != kModeTracker) return;
-    if (event == SUBXACT_EVENT_START_SUB)
+    if (event == SUBXACT_EVENT_START_SUB) {
         tracker.subtransaction_start(GetCurrentTransactionNestLevel());
-    else if (event == SUBXACT_EVENT_ABORT_SUB && my_slot != nullptr)
-        tracker.subtransaction_abort(GetCurrentTransactionNestLevel(), ActivePortal != nullptr);
+    } else if (event == SUBXACT_EVENT_ABORT_SUB && my_slot != nullptr) {
+        // Caught inside a portal, or inside a statement's planning (a phase
+        // open, the text current); a client's ROLLBACK TO runs at level 0.
+        bool caught = ActivePortal != nullptr || (debug_query_string != nullptr && tracker.level > 0);
+        tracker.subtransaction_abort(GetCurrentTransactionNestLevel(), caught);
+    }
 }
 
 // At preload: what every mode needs. The tracker's own hooks come with
