@@ -266,6 +266,20 @@ public:
         set_queryid(saved_[xact_level].queryid);
     }
 
+    // The backend waits for its client with no portal running (a Sync's
+    // ReadyForQuery, or a pipeline read dry). Inside a block an
+    // extended-protocol statement's execution is over by then although its
+    // portal waits for the next Bind: it ends here, keeping its ids as
+    // top_execution_done() does, so the client's think time is never its.
+    // The portal's ExecutorEnd later counts its call (a late call).
+    void client_wait() {
+        if (level == 0 && ids.state == kStmtActive && !top_ends_block && env.in_transaction_block()) {
+            ids.state = kStmtIdleInXact;
+            env.publish(ids);
+            env.timing_end();
+        }
+    }
+
 private:
     struct SavedState {
         uint64_t queryid;

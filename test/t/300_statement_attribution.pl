@@ -425,19 +425,22 @@ is( sql(q{
 # statement is a utility statement (END) timed from its parse analysis.
 my $think = $node->basedir . '/think.sql';
 PostgreSQL::Test::Utils::append_to_file($think, "BEGIN;\nSELECT 42 AS think_probe;\n\\sleep 100 ms\nEND;\n");
-for my $mode ('simple', 'extended', 'prepared')
+# The same in tracker mode (track = all).
+for my $case (map { my $t = $_; map { [ $t, $_ ] } ('simple', 'extended', 'prepared') } ('top', 'all'))
 {
+	my ($track, $mode) = @$case;
+	my $what = $track eq 'top' ? 'timed server mode' : 'track = all';
 	sql('SELECT pg_stat_waits_reset()');
-	local $ENV{PGOPTIONS} = '-c pg_stat_waits.timing=on';
+	local $ENV{PGOPTIONS} = "-c pg_stat_waits.timing=on -c pg_stat_waits.track=$track";
 	$node->command_ok([ 'pgbench', '-n', '-t', '3', '-M', $mode, '-f', $think, 'postgres' ],
-		"pgbench -M $mode with think time in a block");
+		"$what: pgbench -M $mode with think time in a block");
 	my ($calls, $client_ms) = split /\|/, sql(q{
 		SELECT coalesce(sum(q.calls) FILTER (WHERE q.wait_event_type = 'CPU'), 0) || '|'
 		       || round(coalesce(sum(q.total_time) FILTER (WHERE q.wait_event_type = 'Client'), 0))
 		  FROM pg_stat_waits_queries q
 		 WHERE q.queryid = (SELECT queryid FROM pg_stat_statements WHERE query ~ 'think_probe' LIMIT 1)});
-	is($calls, 3, "timed server mode, -M $mode: three calls of the statement before the think time");
-	cmp_ok($client_ms, '<', 50, "timed server mode, -M $mode: the client's think time is not its wait ($client_ms ms)");
+	is($calls, 3, "$what, -M $mode: three calls of the statement before the think time");
+	cmp_ok($client_ms, '<', 50, "$what, -M $mode: the client's think time is not its wait ($client_ms ms)");
 }
 
 # A cursor's query runs in its FETCHes, timed under its own id, and counts

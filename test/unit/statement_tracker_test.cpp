@@ -450,3 +450,28 @@ TEST(StatementTracker, FastPathsMatchFramePaths) {
 }
 
 }  // namespace
+
+TEST(StatementTracker, WaitingForTheClientEndsABlocksStatement) {
+    Tracker t;
+    t.env.block = true;
+    t.parsed(70);
+    t.phase_end(t.executor_start_begin(70));
+    t.phase_end(t.run_begin(70));  // Execute done; the portal waits for the next Bind
+    t.client_wait();               // Sync's ReadyForQuery, then the client thinks
+    EXPECT_EQ(t.ids.state, kStmtIdleInXact);
+    EXPECT_EQ(t.top_queryid(), 70u);
+    EXPECT_EQ(t.env.timing.back(), "end");
+    t.executor_end_done(t.executor_end_begin(70), 70);  // dropped at the next Bind
+    EXPECT_EQ(t.env.timing.back(), "call 70");
+    EXPECT_EQ(t.ids.state, kStmtIdleInXact);
+}
+
+TEST(StatementTracker, WaitingForTheClientOutsideABlockChangesNothing) {
+    Tracker t;
+    t.parsed(71);
+    t.phase_end(t.run_begin(71));
+    size_t before = t.env.timing.size();
+    t.client_wait();  // an autocommit statement ends at its commit
+    EXPECT_EQ(t.ids.state, kStmtActive);
+    EXPECT_EQ(t.env.timing.size(), before);
+}

@@ -198,8 +198,14 @@ struct HookEnv {
     void timing_switch(uint64_t queryid) {
         if (timing_flags.open) timing_attribute(queryid);
     }
+    // With no statement open, an ExecutorEnd at level 0 is a portal dropped
+    // after its statement ended (tracker.client_wait()): its one call is
+    // counted the way timed server mode counts it.
     void timing_call(uint64_t queryid) {
-        if (timing_flags.open) timing_count_call(queryid);
+        if (timing_flags.open)
+            timing_count_call(queryid);
+        else
+            timing_dropped_portal_call(queryid);
     }
     void timing_end() {
         if (timing_flags.open) timing_statement_end();
@@ -382,8 +388,16 @@ static inline void timed_execution_done() {
 // out of it. (A portal suspended at an Execute's row limit ends here too;
 // the next Execute resumes it as a new stretch of the same id, and its one
 // call comes when the portal is dropped.)
+__attribute__((noinline, cold)) static void tracker_client_wait() {
+    if (ActivePortal == nullptr && my_slot != nullptr) tracker.client_wait();
+}
+
 void query_hooks_client_read() {
-    if (mode != kModeServer || !wants_timing || ActivePortal != nullptr) return;
+    if (mode != kModeServer) {
+        if (mode == kModeTracker) tracker_client_wait();
+        return;
+    }
+    if (!wants_timing || ActivePortal != nullptr) return;
     in_top_utility = false;
     timing_statement_end();
 }
