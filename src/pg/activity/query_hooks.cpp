@@ -381,6 +381,12 @@ static inline void timed_execution_done() {
     if (IsTransactionBlock()) timing_statement_end();
 }
 
+// Tracker mode's part of query_hooks_client_read() below: a block's
+// statement ends there too (StatementTracker::client_wait()).
+__attribute__((noinline, cold)) static void tracker_client_wait() {
+    if (ActivePortal == nullptr && my_slot != nullptr) tracker.client_wait();
+}
+
 // Waiting for the client with no portal running: whatever the open statement
 // was doing is done. Inside a transaction block an extended-protocol
 // statement's execution has ended by now, yet its portal is dropped only at
@@ -388,10 +394,6 @@ static inline void timed_execution_done() {
 // out of it. (A portal suspended at an Execute's row limit ends here too;
 // the next Execute resumes it as a new stretch of the same id, and its one
 // call comes when the portal is dropped.)
-__attribute__((noinline, cold)) static void tracker_client_wait() {
-    if (ActivePortal == nullptr && my_slot != nullptr) tracker.client_wait();
-}
-
 void query_hooks_client_read() {
     if (mode != kModeServer) {
         if (mode == kModeTracker) tracker_client_wait();
