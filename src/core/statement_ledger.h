@@ -1,12 +1,15 @@
-// Elapsed time and calls of the statements inside one timed top-level
+// CPU time and calls of the statements inside one timed top-level
 // statement, PostgreSQL-free (exact timing, src/pg/timing/timing_wrappers.cpp).
 //
 // Time is cut into segments at every change of the attributed query id, and
 // each segment is charged to the id that owned it, so a statement's elapsed
 // time is its own: under track = all a nested statement's time is charged to
 // it and not to its parent. Waits are attributed to the same current id
-// (current()), so per id `elapsed - waits` is that statement's CPU time and
-// every id's rows add up to its elapsed time.
+// (current()) and reported here as they end (add_wait()), so each segment is
+// charged as its elapsed time minus its own waits: that id's CPU time. A row
+// holds CPU time itself, not elapsed time to be reduced later, so it stays
+// true on its own when the shared table drops or evicts the same id's wait
+// rows, or a reset clears waits flushed before the statement ended.
 //
 // Backend-local, fixed size, no allocation: rows are handed to a spill
 // function (the shared per-query table) when the statement ends, or all at
@@ -20,7 +23,7 @@ namespace psw {
 
 struct LedgerRow {
     uint64_t queryid;
-    uint64_t elapsed_ns;
+    uint64_t cpu_ns;  // elapsed time minus the waits, summed over the id's segments
     uint64_t calls;
 };
 
@@ -42,9 +45,15 @@ public:
         base_ = queryid;
         current_ = queryid;
         since_ = now;
+        segment_waits_ = 0;
         base_row_ = LedgerRow{queryid, 0, 0};
         n_ = 0;
     }
+
+    // A wait of ns ended, attributed to current(): it is not the current
+    // segment's CPU time. Waits a statement adopts from before its start
+    // (timing_wrappers.cpp) lie inside its first segment too.
+    void add_wait(uint64_t ns) { segment_waits_ += ns; }
 
     // From `now` on, time belongs to queryid (0: the top-level statement).
     template <typename Spill>
@@ -89,9 +98,10 @@ public:
         open_ = false;
         if (__builtin_expect(n_ != 0 || current_ != base_, 0)) return close_nested(now, spill);
         // Time never left the statement's own id: one row.
-        // (since_ is left as it is: nothing reads it before the next start.)
-        if (now > since_) base_row_.elapsed_ns += static_cast<uint64_t>(now - since_);
-        if (base_row_.elapsed_ns != 0 || base_row_.calls != 0) spill(base_row_);
+        // (since_ and segment_waits_ are left as they are: nothing reads
+        // them before the next start.)
+        base_row_.cpu_ns += segment_cpu(now);
+        if (base_row_.cpu_ns != 0 || base_row_.calls != 0) spill(base_row_);
     }
 
     int rows_used() const { return n_; }
@@ -101,6 +111,7 @@ private:
     uint64_t base_ = 0;
     uint64_t current_ = 0;
     int64_t since_ = 0;
+    uint64_t segment_waits_ = 0;  // waits that ended in the current segment
     int n_ = 0;
     LedgerRow base_row_ = {};  // the top-level statement's own row (the common case: no search)
     LedgerRow rows_[kRows] = {};  // other ids (nested statements, a cursor's query)
@@ -115,13 +126,24 @@ private:
     __attribute__((noinline)) void close_nested(int64_t now, Spill &spill) {
         charge(now, spill);
         drain(spill);
-        if (base_row_.elapsed_ns != 0 || base_row_.calls != 0) spill(base_row_);
+        if (base_row_.cpu_ns != 0 || base_row_.calls != 0) spill(base_row_);
+    }
+
+    // The current segment's CPU time at now: its elapsed time less its
+    // waits. A wait lies inside the segment it ended in (ids change only in
+    // the backend's own code, never during a blocking call), so the
+    // difference is not negative; 0 if a clock step ever made it so.
+    uint64_t segment_cpu(int64_t now) const {
+        const int64_t cpu = (now - since_) - static_cast<int64_t>(segment_waits_);
+        return cpu > 0 ? static_cast<uint64_t>(cpu) : 0;
     }
 
     template <typename Spill>
     void charge(int64_t now, Spill &spill) {
-        if (now > since_) row(current_, spill)->elapsed_ns += static_cast<uint64_t>(now - since_);
+        const uint64_t cpu = segment_cpu(now);
+        if (cpu != 0) row(current_, spill)->cpu_ns += cpu;
         since_ = now;
+        segment_waits_ = 0;
     }
 
     template <typename Spill>
@@ -137,7 +159,7 @@ private:
     template <typename Spill>
     void drain(Spill &spill) {
         for (int i = 0; i < n_; i++)
-            if (rows_[i].elapsed_ns != 0 || rows_[i].calls != 0) spill(rows_[i]);
+            if (rows_[i].cpu_ns != 0 || rows_[i].calls != 0) spill(rows_[i]);
         n_ = 0;
     }
 };

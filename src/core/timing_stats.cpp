@@ -1,5 +1,8 @@
 #include "timing_stats.h"
 
+#include "query_rows.h"
+#include "wait_catalog.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -229,7 +232,10 @@ namespace {
 const char kMagic[8] = {'P', 'S', 'W', 'T', 'I', 'M', 'E', '\0'};
 const char kEndMagic[8] = {'P', 'S', 'W', 'T', 'E', 'N', 'D', '\0'};
 // 2: rows and event totals keyed by backend type; counters of evictions.
-constexpr uint32_t kFormatVersion = 2;
+// 3: a CPU row holds the statement's CPU time; in 2 it held its elapsed
+// time, and a file of 2 is loaded by taking the waits out (query_rows.h).
+constexpr uint32_t kFormatVersion = 3;
+constexpr uint32_t kFormatElapsedCpuRows = 2;
 
 struct SavedRow {
     uint64_t queryid;
@@ -285,7 +291,8 @@ bool timing_load(FILE *f, SharedEvents *ev, QueryTable *qt, uint16_t index_count
     uint64_t counters[2];
     if (!get(f, magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(magic)) != 0) return false;
     if (!get(f, header, sizeof(header))) return false;
-    if (header[0] != kFormatVersion || header[1] != index_count || header[2] != kHistBuckets ||
+    const uint32_t format = header[0];
+    if ((format != kFormatVersion && format != kFormatElapsedCpuRows) || header[1] != index_count || header[2] != kHistBuckets ||
         header[3] != sizeof(SavedRow) || header[4] > (1u << 26))
         return false;
     if (!get(f, counters, sizeof(counters))) return false;
@@ -305,11 +312,23 @@ bool timing_load(FILE *f, SharedEvents *ev, QueryTable *qt, uint16_t index_count
             for (uint16_t i = 0; i < index_count; i++)
                 ev->add(static_cast<uint8_t>(t), i, events[static_cast<size_t>(t) * index_count + i]);
     ev->end();
+    std::vector<QueryRow> loaded;
+    loaded.reserve(rows.size());
     for (const SavedRow &r : rows) {
         if (r.index >= index_count || r.backend_type >= kMaxBackendTypes) continue;
-        QueryKey k{r.queryid, r.datid, r.userid, static_cast<uint16_t>(r.index), static_cast<uint8_t>(r.backend_type)};
-        qt->add(k, r.calls, r.total_ns);
+        QueryRow q{};
+        q.key = QueryKey{r.queryid, r.datid, r.userid, static_cast<uint16_t>(r.index),
+                         static_cast<uint8_t>(r.backend_type)};
+        q.calls = r.calls;
+        q.total_ns = r.total_ns;
+        loaded.push_back(q);
     }
+    uint32_t n = static_cast<uint32_t>(loaded.size());
+    if (format == kFormatElapsedCpuRows) {
+        n = finish_query_rows(loaded.data(), n, index_is_cpu_work);
+        cpu_rows_from_elapsed(loaded.data(), n, wait_index(0));
+    }
+    for (uint32_t i = 0; i < n; i++) qt->add(loaded[i].key, loaded[i].calls, loaded[i].total_ns);
     __atomic_fetch_add(&qt->dropped, counters[0], __ATOMIC_RELAXED);
     __atomic_fetch_add(&qt->evicted, counters[1], __ATOMIC_RELAXED);
     return true;

@@ -9,6 +9,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use PswTest;
+use Time::HiRes;
 
 my $profile_max = 100;
 my $nqueries = 5 * $profile_max;
@@ -63,6 +64,23 @@ SELECT s.query, q.wait_event, q.calls, q.total_time, q.backend_type FROM pg_stat
   LEFT JOIN pg_stat_waits_queries q USING (queryid)
  WHERE substring(s.query from '$pattern')::int >= $newest ORDER BY 1, 2}));
 
+# A statement's CPU row holds its CPU time, computed by the backend that ran
+# it, so it stays true when eviction lets go of the same statement's wait
+# rows (or of an earlier CPU row of it): every sleeping statement's CPU row
+# is its small CPU time, never the 30 ms sleep (a CPU row holding elapsed
+# time whose sleep row was evicted) and never 0 (waits subtracted that were
+# not this row's).
+my $cpu_rows = $node->safe_psql('postgres', qq{
+SELECT count(*) FILTER (WHERE q.total_time <= 0 OR q.total_time / q.calls >= 20) || ' of ' || count(*)
+  FROM pg_stat_statements s JOIN pg_stat_waits_queries q USING (queryid)
+ WHERE s.query ~ '$pattern' AND q.wait_event_type = 'CPU' AND q.calls > 0});
+like($cpu_rows, qr/^0 of [1-9]/, "CPU rows stay their statements' CPU time through eviction ($cpu_rows wrong)")
+  or diag($node->safe_psql('postgres', qq{
+SELECT s.query, q.wait_event, q.calls, q.total_time FROM pg_stat_statements s
+  JOIN pg_stat_waits_queries q USING (queryid)
+ WHERE s.query ~ '$pattern' AND queryid IN (SELECT queryid FROM pg_stat_waits_queries
+   WHERE wait_event_type = 'CPU' AND (total_time <= 0 OR total_time / calls >= 20)) ORDER BY 1, 2 LIMIT 40}));
+
 # And most of the oldest ones made room.
 my $oldest_left = $node->safe_psql('postgres', qq{
 SELECT count(DISTINCT s.queryid) FROM pg_stat_statements s
@@ -78,6 +96,25 @@ cmp_ok($sleep_calls, '>=', $nqueries, 'pg_stat_waits shows the sleeps under back
 my $hist = $node->safe_psql('postgres', "SELECT sum(count) FROM pg_stat_waits_histogram('Timeout', 'PgSleep')");
 is($hist, $node->safe_psql('postgres', "SELECT sum(calls) FROM pg_stat_waits WHERE wait_event = 'PgSleep'"),
 	'pg_stat_waits_histogram sums every backend type');
+
+# A reset while a statement runs clears the waits it has flushed so far
+# (once a second); its CPU row, written when it ends, is still its CPU time
+# alone and not its elapsed time less the waits that are left.
+my $s = psw_session($node, 'SET pg_stat_waits.timing = on');
+send_sql($s, 'SELECT count(pg_sleep(0.1)) AS reset_midway FROM generate_series(1, 25)');
+Time::HiRes::sleep(1.6);
+$node->safe_psql('postgres', 'SELECT pg_stat_waits_reset()');
+my ($out, $err) = finish_sql($s);
+is($err, '', 'the statement reset midway ran to its end');
+$s->quit;
+my ($cpu_ms, $sleep_ms) = split /\|/, $node->safe_psql('postgres', q{
+SELECT sum(q.total_time) FILTER (WHERE q.wait_event_type = 'CPU'),
+       sum(q.total_time) FILTER (WHERE q.wait_event = 'PgSleep')
+  FROM pg_stat_statements s JOIN pg_stat_waits_queries q USING (queryid)
+ WHERE s.query LIKE '%reset_midway%' AND q.backend_type = 'client backend'});
+note "after a reset midway: CPU $cpu_ms ms, PgSleep $sleep_ms ms";
+cmp_ok($sleep_ms, '<', 2300, 'the reset cleared the sleeps flushed before it');
+cmp_ok($cpu_ms, '<', 300, 'the CPU row is the CPU time, not elapsed less the waits left after the reset');
 
 # A reset clears the counters.
 $node->safe_psql('postgres', 'SELECT pg_stat_waits_reset()');

@@ -3,7 +3,8 @@
 # on and track = 'all': the suite must pass unchanged, and afterwards what
 # pg_stat_waits recorded must add up:
 # - no statement's CPU row was clamped: its waits never exceed its elapsed
-#   time (the view shows CPU = elapsed - waits, 0 where waits were larger);
+#   time (the backend charges each segment its elapsed time less its waits,
+#   0 where waits were larger);
 # - every queryid with a completed execution is one pg_stat_statements knows.
 # Long mode only (./run test --long, CI), and only where the server's build
 # tree is at hand (PostgreSQL 18 built by tools/pg/build_postgres18.sh).

@@ -329,7 +329,7 @@ TEST(StatementLedger, SegmentsChargeTheIdThatOwnedThem) {
     ASSERT_EQ(s.rows.size(), 2u);
     uint64_t e1 = 0, e2 = 0, c1 = 0, c2 = 0;
     for (const auto &r : s.rows) {
-        (r.queryid == 1 ? e1 : e2) += r.elapsed_ns;
+        (r.queryid == 1 ? e1 : e2) += r.cpu_ns;
         (r.queryid == 1 ? c1 : c2) += r.calls;
     }
     EXPECT_EQ(e1, 100u + 100u + 400u);
@@ -352,7 +352,7 @@ TEST(StatementLedger, ManyIdsSpillWithoutLosingTime) {
     l.close(t + 10, s);
     uint64_t total = 0, calls = 0;
     for (const auto &r : s.rows) {
-        total += r.elapsed_ns;
+        total += r.cpu_ns;
         calls += r.calls;
     }
     EXPECT_EQ(total, static_cast<uint64_t>(t + 10));
@@ -378,11 +378,11 @@ TEST(StatementLedger, OwnIdOnlyClosesInOneRow) {
     uint64_t e7 = 0, c7 = 0, c8 = 0;
     for (const auto &r : s.rows) {
         if (r.queryid == 7) {
-            e7 += r.elapsed_ns;
+            e7 += r.cpu_ns;
             c7 += r.calls;
         } else {
             EXPECT_EQ(r.queryid, 8u);
-            EXPECT_EQ(r.elapsed_ns, 0u) << "a call alone charges no time";
+            EXPECT_EQ(r.cpu_ns, 0u) << "a call alone charges no time";
             c8 += r.calls;
         }
     }
@@ -403,9 +403,48 @@ TEST(StatementLedger, BackToOwnIdStillChargesSegments) {
     l.switch_to(0, 30, s);  // back: current is the statement's own id, one other row held
     l.close(100, s);
     uint64_t e1 = 0, e2 = 0;
-    for (const auto &r : s.rows) (r.queryid == 1 ? e1 : e2) += r.elapsed_ns;
+    for (const auto &r : s.rows) (r.queryid == 1 ? e1 : e2) += r.cpu_ns;
     EXPECT_EQ(e1, 80u);
     EXPECT_EQ(e2, 20u);
+}
+
+// Each segment is charged its elapsed time less the waits that ended in
+// it: per id, CPU time, and CPU plus waits is the id's elapsed time.
+TEST(StatementLedger, WaitsAreTakenOutOfTheirOwnSegment) {
+    StatementLedger l;
+    Spilled s;
+    l.start(1, 0);
+    l.add_wait(30);  // the statement's own
+    l.switch_to(2, 100, s);
+    l.add_wait(50);  // the nested statement's
+    l.add_wait(10);
+    l.switch_to(0, 200, s);
+    l.add_wait(5);
+    l.count_call(2, s);
+    l.close(300, s);
+    uint64_t c1 = 0, c2 = 0;
+    for (const auto &r : s.rows) (r.queryid == 1 ? c1 : c2) += r.cpu_ns;
+    EXPECT_EQ(c1, (100u - 30u) + (100u - 5u));
+    EXPECT_EQ(c2, 100u - 60u);
+
+    // The common one-row path, and a new start forgets the last waits.
+    Spilled s2;
+    l.start(7, 1000);
+    l.add_wait(400);
+    l.close(1500, s2);
+    l.start(7, 2000);
+    l.close(2100, s2);
+    ASSERT_EQ(s2.rows.size(), 2u);
+    EXPECT_EQ(s2.rows[0].cpu_ns, 100u);
+    EXPECT_EQ(s2.rows[1].cpu_ns, 100u);
+
+    // Never negative: a segment all waits charges 0 (and, without a call,
+    // spills nothing).
+    Spilled s3;
+    l.start(9, 0);
+    l.add_wait(80);
+    l.close(50, s3);
+    EXPECT_TRUE(s3.rows.empty());
 }
 
 TEST(StatementLedger, ClosedLedgerIgnoresEverything) {

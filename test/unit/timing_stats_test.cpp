@@ -297,6 +297,44 @@ TEST(QueryTable, ConcurrentEvictionNeverMixesKeys) {
     EXPECT_GT(m.t->evicted_count(), 0u);
 }
 
+// Format 2 saved each statement's elapsed time in its CPU row; format 3 its
+// CPU time. A file of 2 loads with the waits taken out, one of 3 as it is.
+TEST(TimingPersistence, FormatTwoCpuRowsLoadAsElapsedMinusWaits) {
+    const uint16_t cpu = wait_index(0);
+    const uint16_t sleep = wait_index(wait_info_make(kClassTimeout, 0));
+    const uint16_t pread = unreported_index(kCallPread);
+    auto s = std::make_unique<SharedEvents>();
+    s->init();
+    TableMem m(64);
+    m.t->add(QueryKey{77, 1, 2, cpu, 4}, 2, 5000);
+    m.t->add(QueryKey{77, 1, 2, sleep, 4}, 2, 3000);
+    m.t->add(QueryKey{77, 1, 2, pread, 4}, 1, 500);
+    m.t->add(QueryKey{77, 1, 2, sleep, 13}, 1, 900);  // a parallel worker's, not the statement's own
+    m.t->add(QueryKey{78, 1, 2, cpu, 4}, 1, 100);
+    m.t->add(QueryKey{78, 1, 2, sleep, 4}, 1, 400);  // more waits than elapsed: CPU 0
+    FILE *f = std::tmpfile();
+    ASSERT_NE(f, nullptr);
+    ASSERT_TRUE(timing_save(f, *s, *m.t, wait_index_count()));
+    for (uint32_t format : {3u, 2u}) {
+        ASSERT_EQ(std::fseek(f, 8, SEEK_SET), 0);  // the header's first word, after the magic
+        ASSERT_EQ(std::fwrite(&format, 1, sizeof(format), f), sizeof(format));
+        std::rewind(f);
+        auto s2 = std::make_unique<SharedEvents>();
+        s2->init();
+        TableMem m2(64);
+        ASSERT_TRUE(timing_load(f, s2.get(), m2.t, wait_index_count())) << "format " << format;
+        auto r = rows(*m2.t);
+        const bool elapsed = format == 2;
+        EXPECT_EQ(r[std::make_tuple(77ULL, 1u, 2u, cpu, uint8_t(4))],
+                  std::make_pair(uint64_t(2), uint64_t(elapsed ? 5000 - 3000 - 500 : 5000)));
+        EXPECT_EQ(r[std::make_tuple(78ULL, 1u, 2u, cpu, uint8_t(4))],
+                  std::make_pair(uint64_t(1), uint64_t(elapsed ? 0 : 100)));
+        EXPECT_EQ(r[std::make_tuple(77ULL, 1u, 2u, sleep, uint8_t(4))], std::make_pair(uint64_t(2), uint64_t(3000)));
+        EXPECT_EQ(r[std::make_tuple(77ULL, 1u, 2u, sleep, uint8_t(13))], std::make_pair(uint64_t(1), uint64_t(900)));
+    }
+    std::fclose(f);
+}
+
 TEST(TimingPersistence, RefusesFormatOne) {
     // A block of format 1 (no backend types) is refused, not misread.
     FILE *f = std::tmpfile();

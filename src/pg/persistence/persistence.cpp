@@ -113,6 +113,9 @@ static bool load_buckets(const char *data, size_t len) {
 // ---- exact timing ------------------------------------------------------------
 // Timing writes a self-describing block to a FILE*; carry it as a section
 // through memory streams. 2: keyed by backend type (the block says so too).
+// The block's own format also says what its CPU rows hold (timing_stats.cpp:
+// 3, CPU time; 2, elapsed time, converted as it loads), so the section stays
+// 2 and a file saved before that change still loads.
 static constexpr uint32 kTimingVersion = 2;
 static void save_timing(StatFileWriter &out) {
     char *buf = nullptr;

@@ -95,7 +95,7 @@ Datum pg_stat_waits_queries_internal(PG_FUNCTION_ARGS) {
             if ((nrows & 4095) == 0) CHECK_FOR_INTERRUPTS();
             if (nrows < qt->capacity) rows[nrows++] = r;
         });
-        uint32 m = psw::finish_query_rows(rows, nrows, psw::wait_index(0), psw::index_is_cpu_work);
+        uint32 m = psw::finish_query_rows(rows, nrows, psw::index_is_cpu_work);
         for (uint32 i = 0; i < m; i++) {
             const psw::QueryRow &r = rows[i];
             if ((i & 4095) == 0) CHECK_FOR_INTERRUPTS();

@@ -92,7 +92,7 @@ static inline uint8_t timing_backend_type() {
 }
 
 // ---- per-query CPU rows, held locally ----------------------------------------
-// A finished statement's ledger rows (elapsed time and calls per id) are
+// A finished statement's ledger rows (CPU time and calls per id) are
 // summed here and reach the shared per-query table at the flush points the
 // waits already use (idle, once a second, exit) instead of one shared table
 // update per statement end. Keyed like their QueryTable entry less the
@@ -347,7 +347,10 @@ static void adopt_held_waits(uint64 queryid) {
     adopted_start_ns = stmt_start_ns;
     adopted_query_start = held_query_start;
     attribute_pending_to(queryid, stmt_userid);
-    held_waits.drain([](uint16_t idx, uint64_t ns) { local_timing.add(idx, ns, true); });
+    held_waits.drain([](uint16_t idx, uint64_t ns) {
+        local_timing.add(idx, ns, true);
+        ledger.add_wait(ns);
+    });
 }
 
 // The dense index a call of `call` under wait event `info` is counted at.
@@ -370,9 +373,10 @@ __attribute__((always_inline)) static inline void end_call(BlockingCall call, ui
         // is charged to (nested under track = all); parallel workers run
         // their leader's statement.
         uint64 qid = 0;
-        if (timing_flags.open)
+        if (timing_flags.open) {
             qid = ledger.current();
-        else if (IsParallelWorker())
+            ledger.add_wait(static_cast<uint64_t>(t1 - t0));
+        } else if (IsParallelWorker())
             qid = current_queryid();
         else if (hold_wait(info, idx, t0, t1))
             return end_call_tail(t1);
@@ -593,9 +597,9 @@ bool timing_load(FILE *f) {
 
 // ---- statements -----------------------------------------------------------------
 
-// A ledger row (elapsed time and calls of one id) goes to its (queryid, CPU)
-// entry; the view turns it into the CPU row (elapsed minus that id's waits).
-static void spill_row(const LedgerRow &r) { hold_cpu_row(r.queryid, stmt_userid, r.calls, r.elapsed_ns); }
+// A ledger row (CPU time and calls of one id) goes to its (queryid, CPU)
+// entry, which the view shows as it is.
+static void spill_row(const LedgerRow &r) { hold_cpu_row(r.queryid, stmt_userid, r.calls, r.cpu_ns); }
 
 // Whether this process times its statements: one with a PGPROC, not a
 // parallel worker (its leader times the statement), shared memory there.
