@@ -11,9 +11,9 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "../../core/tsc_clock.h"
 #include "../gucs.h"
 #include "../activity/proc_reader.h"
 #include "sampling.h"
@@ -191,12 +191,6 @@ static void request_short_slice() {
 // Extension event of its own (pg_stat_activity shows "PgStatWaitsSampler"),
 // on 15/16 PostgreSQL's generic "Extension".
 static uint32 sampler_wait_event = PG_WAIT_EXTENSION;
-
-static int64 monotonic_ns() {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<int64>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
 
 static uint32 encode_wait(const ProcSample &s) {
     if (s.wait_event_info != 0) return s.wait_event_info;

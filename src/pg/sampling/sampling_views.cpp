@@ -396,7 +396,8 @@ Datum pg_stat_waits_profile_internal(PG_FUNCTION_ARGS) {
         // copy that takes longer than half a period (a profile_max in the
         // hundreds of thousands) is unlikely to succeed on a retry either:
         // go to the lock then instead of copying ten times for nothing.
-        const int64 period_ns = static_cast<int64>(psw::sample_period_for_time() * 1000000.0);
+        const double period = psw::sample_period_for_time();  // ms
+        const int64 period_ns = static_cast<int64>(period * 1000000.0);
         bool ok = false;
         for (int tries = 0; !ok && tries < 10; tries++) {
             int64 t0 = psw::monotonic_ns();
@@ -408,12 +409,10 @@ Datum pg_stat_waits_profile_internal(PG_FUNCTION_ARGS) {
             copy_used();
             LWLockRelease(psw::shared->lock);
         }
-        double period = psw::sample_period_for_time();
         psw::VisibilityCache vis;
         for (size_t i = 0; i < nused; i++) {
             if ((i & 1023) == 0) CHECK_FOR_INTERRUPTS();
             const Table::Slot &s = copy[i];
-            if (s.count == 0) continue;
             Datum v[psw::kPrColumns];
             bool n[psw::kPrColumns];
             memset(n, 0, sizeof(n));
