@@ -292,8 +292,8 @@ bool timing_load(FILE *f, SharedEvents *ev, QueryTable *qt, uint16_t index_count
     if (!get(f, magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(magic)) != 0) return false;
     if (!get(f, header, sizeof(header))) return false;
     const uint32_t format = header[0];
-    if ((format != kFormatVersion && format != kFormatElapsedCpuRows) || header[1] != index_count || header[2] != kHistBuckets ||
-        header[3] != sizeof(SavedRow) || header[4] > (1u << 26))
+    if ((format != kFormatVersion && format != kFormatElapsedCpuRows) || header[1] != index_count ||
+        header[2] != kHistBuckets || header[3] != sizeof(SavedRow) || header[4] > (1u << 26))
         return false;
     if (!get(f, counters, sizeof(counters))) return false;
     const uint32_t types = kMaxBackendTypes >= 32 ? header[5] : header[5] & ((1u << kMaxBackendTypes) - 1);
