@@ -312,23 +312,32 @@ bool timing_load(FILE *f, SharedEvents *ev, QueryTable *qt, uint16_t index_count
             for (uint16_t i = 0; i < index_count; i++)
                 ev->add(static_cast<uint8_t>(t), i, events[static_cast<size_t>(t) * index_count + i]);
     ev->end();
-    std::vector<QueryRow> loaded;
-    loaded.reserve(rows.size());
-    for (const SavedRow &r : rows) {
-        if (r.index >= index_count || r.backend_type >= kMaxBackendTypes) continue;
+    auto row_of = [](const SavedRow &r) {
         QueryRow q{};
         q.key = QueryKey{r.queryid, r.datid, r.userid, static_cast<uint16_t>(r.index),
                          static_cast<uint8_t>(r.backend_type)};
         q.calls = r.calls;
         q.total_ns = r.total_ns;
-        loaded.push_back(q);
-    }
-    uint32_t n = static_cast<uint32_t>(loaded.size());
+        return q;
+    };
+    auto fits = [&](const SavedRow &r) { return r.index < index_count && r.backend_type < kMaxBackendTypes; };
     if (format == kFormatElapsedCpuRows) {
-        n = finish_query_rows(loaded.data(), n, index_is_cpu_work);
+        // Its CPU rows are converted on a copy, grouped by statement; a block
+        // of the current format is added as it is, without one (the saved
+        // rows alone can be over a gigabyte at the largest profile_max).
+        std::vector<QueryRow> loaded;
+        for (const SavedRow &r : rows)
+            if (fits(r)) loaded.push_back(row_of(r));
+        uint32_t n = finish_query_rows(loaded.data(), static_cast<uint32_t>(loaded.size()), index_is_cpu_work);
         cpu_rows_from_elapsed(loaded.data(), n, wait_index(0));
+        for (uint32_t i = 0; i < n; i++) qt->add(loaded[i].key, loaded[i].calls, loaded[i].total_ns);
+    } else {
+        for (const SavedRow &r : rows) {
+            if (!fits(r)) continue;
+            const QueryRow q = row_of(r);
+            qt->add(q.key, q.calls, q.total_ns);
+        }
     }
-    for (uint32_t i = 0; i < n; i++) qt->add(loaded[i].key, loaded[i].calls, loaded[i].total_ns);
     __atomic_fetch_add(&qt->dropped, counters[0], __ATOMIC_RELAXED);
     __atomic_fetch_add(&qt->evicted, counters[1], __ATOMIC_RELAXED);
     return true;
