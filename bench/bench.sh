@@ -1,8 +1,8 @@
 # Benchmark harness: ./run bench [--quick] [--only SECTION[,SECTION...]]
 # Runs every section side by side over the configurations of bench_lib.sh,
 # writes bench/results/latest.md (+ latest.tsv with the raw figures, plots)
-# and prints the report. Sections: callgrind sampler throughput accuracy
-# memory contrib. See docs/bench.md.
+# and prints the report. Sections: callgrind sampler throughput paired
+# accuracy memory contrib. See docs/bench.md.
 # shellcheck shell=bash
 
 BENCH_HERE=$PSW_ROOT/bench
@@ -14,6 +14,8 @@ source "$BENCH_HERE/bench_callgrind.sh"
 source "$BENCH_HERE/bench_sampler.sh"
 # shellcheck source=bench/bench_throughput.sh
 source "$BENCH_HERE/bench_throughput.sh"
+# shellcheck source=bench/bench_paired.sh
+source "$BENCH_HERE/bench_paired.sh"
 # shellcheck source=bench/bench_accuracy.sh
 source "$BENCH_HERE/bench_accuracy.sh"
 # shellcheck source=bench/bench_memory.sh
@@ -23,7 +25,7 @@ source "$BENCH_HERE/bench_contrib.sh"
 # shellcheck source=bench/bench_report.sh
 source "$BENCH_HERE/bench_report.sh"
 
-BENCH_SECTIONS=(callgrind sampler throughput accuracy memory contrib)
+BENCH_SECTIONS=(callgrind sampler throughput paired accuracy memory contrib)
 
 run_bench() {
   local quick=0 only="" a

@@ -1,0 +1,72 @@
+# Timing on against off in pairs on one cluster: what exact timing costs a
+# busy server, measured so that the machine's drift cancels. Section 3 runs
+# one cluster per configuration at once and compares medians against the
+# no-extension spread; on a shared 2-core VM that spread is ±25 %, wider
+# than the cost. Here one cluster with pg_stat_waits loaded runs both modes,
+# switched per connection (PGOPTIONS: timing is a superuser GUC), in short
+# back-to-back pairs whose order alternates, and the figure is the median of
+# the pairs' ratios (or differences).
+# shellcheck shell=bash
+
+bench_paired() {
+  local quick=$1 pairs rounds t n1
+  if [ "$quick" = 1 ]; then pairs=4; rounds=6; t=2; n1=2000; else pairs=12; rounds=40; t=3; n1=5000; fi
+  local clients=$((2 * $(nproc)))
+  md_section 35_paired
+  if ! bench_cfg_available psw_timing; then
+    md "## 3b. Timing on against off, in pairs" "" "not available: ${BENCH_WHY[psw_timing]:-exact timing is not in this build}" ""
+    return 0
+  fi
+  log "bench: timing on/off in pairs on one cluster ($pairs pairs of ${t} s, $rounds rounds of $n1 SELECT 1)"
+  bench_start paired "$(bench_cfg_conf psw_sampling)" "synchronous_commit = off" "autovacuum = off"
+  bsql paired "CREATE DATABASE bench" >/dev/null
+  bpgbench paired -i -q -s 4 bench >/dev/null 2>&1
+
+  # One pgbench run in a mode -> tps.
+  paired_tps() {
+    PGOPTIONS="-c pg_stat_waits.timing=$1" bpgbench paired -n -S -c "$clients" -j 2 -T "$t" bench 2>&1 \
+      | sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p'
+  }
+  local i on off cpu_on cpu_off
+  for i in $(seq "$pairs"); do
+    if [ $((i % 2)) = 1 ]; then on=$(paired_tps on); off=$(paired_tps off); else off=$(paired_tps off); on=$(paired_tps on); fi
+    if [ -n "$on" ] && [ -n "$off" ]; then
+      metric paired_raw psw_timing "tps ratio pair=$i" "$(awk -v a="$on" -v b="$off" 'BEGIN{print a/b}')" ratio
+    fi
+  done
+  for i in $(seq "$rounds"); do
+    if [ $((i % 2)) = 1 ]; then
+      read -r cpu_on _ < <(PGOPTIONS="-c pg_stat_waits.timing=on" select1_cpu paired "$n1")
+      read -r cpu_off _ < <(PGOPTIONS="-c pg_stat_waits.timing=off" select1_cpu paired "$n1")
+    else
+      read -r cpu_off _ < <(PGOPTIONS="-c pg_stat_waits.timing=off" select1_cpu paired "$n1")
+      read -r cpu_on _ < <(PGOPTIONS="-c pg_stat_waits.timing=on" select1_cpu paired "$n1")
+    fi
+    metric paired_raw psw_timing "cpu diff round=$i" "$((cpu_on - cpu_off))" ns
+    metric paired_raw psw_timing "cpu off round=$i" "$cpu_off" ns
+  done
+  bench_stop paired
+
+  local p st
+  for p in "tps ratio pair=" "cpu diff round=" "cpu off round="; do
+    st=$(awk -F'\t' -v p="$p" '$1=="paired_raw" && index($3,p)==1 {print $4}' "$BENCH_METRICS" | stats_mmm)
+    metric paired psw_timing "${p% *}" "$st" "median min max n"
+  done
+  local r lo hi n d dlo dhi base
+  read -r r lo hi n <<<"$(metric_get paired psw_timing "tps ratio")"
+  read -r d dlo dhi _ <<<"$(metric_get paired psw_timing "cpu diff")"
+  read -r base _ <<<"$(metric_get paired psw_timing "cpu off")"
+
+  md "## 3b. Timing on against off, in pairs" ""
+  md "One cluster with pg_stat_waits loaded (sampling on); exact timing switched per connection"
+  md "(\`PGOPTIONS=-c pg_stat_waits.timing=on|off\`), each pair run back to back with the order alternating,"
+  md "so the machine's drift between runs falls mostly inside a pair. Figures: median [min – max] over the pairs." ""
+  md "| measurement | timing on against off |" "|---|---:|"
+  md "| pgbench select-only, $clients clients, $n pairs of ${t} s: tps on / off | $(fmt "$r" 3) [$(fmt "$lo" 3) – $(fmt "$hi" 3)] |"
+  md "| $n1 × \`SELECT 1\` over one psql connection, $rounds pairs: backend CPU ns / statement, on − off |" \
+     "$(fmt "$d" 0) [$(fmt "$dlo" 0) – $(fmt "$dhi" 0)] ($(fmt "$(awk -v a="$d" -v b="$base" 'BEGIN{print 100*a/b}')" 1) % of $(fmt "$base" 0) with timing off) |"
+  md ""
+  md "The backend CPU time is the backend's own (schedstat), kernel time included: the clock readings and"
+  md "cache misses of the timed calls count here, which section 1's instruction counts do not."
+  md ""
+}
