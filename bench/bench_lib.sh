@@ -171,5 +171,8 @@ md_section() { BENCH_MD_CHUNK=$BENCH_TMP/$1.md; : >"$BENCH_MD_CHUNK"; }
 
 fmt() { awk -v v="$1" -v d="${2:-1}" 'BEGIN { if (v == "" || v == "NA") print "n/a"; else printf "%.*f\n", d, v }'; }
 
+# pgbench's output on stdin -> its tps (excluding connection time), or nothing.
+pgbench_tps() { sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p'; }
+
 # N lines of "SELECT 1;" (not yes|head: SIGPIPE fails a pipefail pipeline).
 select1_lines() { awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) print "SELECT 1;" }'; }

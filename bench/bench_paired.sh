@@ -22,28 +22,29 @@ bench_paired() {
   bsql paired "CREATE DATABASE bench" >/dev/null
   bpgbench paired -i -q -s 4 bench >/dev/null 2>&1
 
-  # One pgbench run in a mode -> tps.
+  # One measurement in a mode (on / off): tps of a pgbench run, or the
+  # backend's CPU ns per SELECT 1. Both are called through paired_run.
+  # shellcheck disable=SC2317
   paired_tps() {
-    PGOPTIONS="-c pg_stat_waits.timing=$1" bpgbench paired -n -S -c "$clients" -j 2 -T "$t" bench 2>&1 \
-      | sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p'
+    PGOPTIONS="-c pg_stat_waits.timing=$1" bpgbench paired -n -S -c "$clients" -j 2 -T "$t" bench 2>&1 | pgbench_tps
   }
-  local i on off cpu_on cpu_off
+  # shellcheck disable=SC2317
+  paired_cpu() { PGOPTIONS="-c pg_stat_waits.timing=$1" select1_cpu paired "$n1" | awk '{print $1}'; }
+  # paired_run I FN: FN on and FN off into on / off, on first in odd pairs.
+  local i on off
+  paired_run() {
+    if [ $(($1 % 2)) = 1 ]; then on=$($2 on); off=$($2 off); else off=$($2 off); on=$($2 on); fi
+  }
   for i in $(seq "$pairs"); do
-    if [ $((i % 2)) = 1 ]; then on=$(paired_tps on); off=$(paired_tps off); else off=$(paired_tps off); on=$(paired_tps on); fi
+    paired_run "$i" paired_tps
     if [ -n "$on" ] && [ -n "$off" ]; then
       metric paired_raw psw_timing "tps ratio pair=$i" "$(awk -v a="$on" -v b="$off" 'BEGIN{print a/b}')" ratio
     fi
   done
   for i in $(seq "$rounds"); do
-    if [ $((i % 2)) = 1 ]; then
-      read -r cpu_on _ < <(PGOPTIONS="-c pg_stat_waits.timing=on" select1_cpu paired "$n1")
-      read -r cpu_off _ < <(PGOPTIONS="-c pg_stat_waits.timing=off" select1_cpu paired "$n1")
-    else
-      read -r cpu_off _ < <(PGOPTIONS="-c pg_stat_waits.timing=off" select1_cpu paired "$n1")
-      read -r cpu_on _ < <(PGOPTIONS="-c pg_stat_waits.timing=on" select1_cpu paired "$n1")
-    fi
-    metric paired_raw psw_timing "cpu diff round=$i" "$((cpu_on - cpu_off))" ns
-    metric paired_raw psw_timing "cpu off round=$i" "$cpu_off" ns
+    paired_run "$i" paired_cpu
+    metric paired_raw psw_timing "cpu diff round=$i" "$((on - off))" ns
+    metric paired_raw psw_timing "cpu off round=$i" "$off" ns
   done
   bench_stop paired
 

@@ -61,7 +61,7 @@ bench_throughput() {
       for i in "${!cfgs[@]}"; do
         c=${cfgs[$(( (i + r - 1) % ${#cfgs[@]} ))]}
         out=$(bpgbench "tp_$c" -n -b "$mode" -c "$clients" -j "$(( clients < 2 ? clients : 2 ))" -T "$t" bench 2>&1) || true
-        tps=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p')
+        tps=$(pgbench_tps <<<"$out")
         metric throughput_raw "$c" "$mode c=$clients round=$r" "${tps:-NA}" tps
       done
     done
