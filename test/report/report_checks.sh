@@ -182,15 +182,18 @@ main() {
     # shellcheck disable=SC2016
     expect "screenshot is not blank (>2% non-white, >20 colours)" \
            awk 'NR==1 { exit !($3 > 0.02 && $4 > 20) }' <<<"$stats"
-    # One check per colour the charts use (how many follows the wait types
-    # the workload happened to show); the sessions-now bar (Timeout) and a
-    # timeline area (CPU or Lock, both asserted above) make at least two.
+    # The colours the charts use follow the wait types the workload happened
+    # to show; the sessions-now bar (Timeout) and a timeline area (CPU or
+    # Lock, both asserted above) make at least two. One check covers them
+    # all, so the suite's count of checks does not follow the workload.
     expect "screenshot is checked for at least two chart colours" \
            test "$(tail -n +2 <<<"$stats" | grep -c .)" -ge 2
-    local c n
+    local c n faint=""
     while read -r c n; do
-      expect "screenshot shows the chart colour $c ($n px)" test "$n" -ge 30
+      echo "  chart colour $c: $n px"
+      [ "$n" -ge 30 ] || faint+=" $c ($n px)"
     done < <(tail -n +2 <<<"$stats")
+    expect "screenshot shows every chart colour on at least 30 px${faint:+ (not:$faint)}" test -z "$faint"
   fi
 
   # --- errors are clear.
