@@ -54,7 +54,8 @@ run_demo() {
   log "pgbench: $(grep -E '^tps' "$main/pgbench.out" | head -1)"
   log "pg_stat_waits: exact wait times of the whole demo (ms)"
   demo_psql -c "SELECT wait_event_type, wait_event, calls, round(total_time::numeric, 1) AS total_ms,
-                       round(mean_time::numeric, 3) AS mean_ms, round(max_time::numeric, 1) AS max_ms
+                       round(mean_time::numeric, 3) AS mean_ms, round(max_time::numeric, 1) AS max_ms,
+                       backend_type
                   FROM pg_stat_waits WHERE wait_event_type NOT IN ('Activity')
                  ORDER BY total_time DESC LIMIT 12"
   log "pg_stat_waits_queries: where the blocked UPDATE's time went"
