@@ -169,13 +169,13 @@ subtest 'idle connections are sampled only with sample_idle' => sub {
 	my $since = sql($admin, 'SELECT clock_timestamp()');
 	my $idle_samples = "FROM pg_stat_waits_history WHERE pid IN ($idle) AND sample_time > '$since'";
 	my $before = sql($admin, "SELECT count(*) $idle_samples");
-	my $ticks = sql($admin, 'SELECT samples_taken FROM pg_stat_waits_status');
+	my $ticks = samples_taken();
 	usleep(500_000);
 	is(sql($admin, "SELECT count(*) $idle_samples"),
 		$before, 'no samples of idle connections with sample_idle = off');
 	# Only worth something if the sampler ran meanwhile: a stalled one
 	# would take no samples of anything.
-	my $ticked = sql($admin, 'SELECT samples_taken FROM pg_stat_waits_status') - $ticks;
+	my $ticked = samples_taken() - $ticks;
 	cmp_ok($ticked, '>=', 500 / $period_ms / 5,
 		"the sampler ran during that window ($ticked samples)");
 
