@@ -13,7 +13,9 @@ TEST(TscClock, AgreesWithClockMonotonic) {
     tsc_calibrate(&c, 20);
     if (!tsc_invariant() || !kernel_clocksource_is_tsc()) {
         EXPECT_FALSE(c.usable);
-        GTEST_SKIP() << "no invariant TSC: the wrappers use clock_gettime";
+        GTEST_SKIP() << (tsc_invariant() ? "the kernel's clocksource is not the TSC"
+                                         : "the CPU reports no invariant TSC")
+                     << ": the wrappers use clock_gettime";
     }
     ASSERT_TRUE(c.usable);
     // Same time base right away, and the same rate over a longer interval.
