@@ -164,6 +164,40 @@ callgrind_socket_slope() {
   cg_slope "$i1" "$i2" "$n"
 }
 
+# callgrind_pause_slope DATADIR N CONFIG: as callgrind_socket_slope, but the
+# client pauses 3 ms after each result (pgbench -f with \sleep 3 ms), as a
+# client behind a network does: the backend then really waits for every
+# next message (ClientRead), which a client that answers at once (psql
+# reading a file) may spare it. pgbench prints no pid: the backend's profile
+# is the largest of those written during its run.
+callgrind_pause_slope() {
+  local datadir=$1 n=$2 cfg=$3 dir k f x t best i1="" i2="" f1="" before
+  dir=$BENCH_CG_DIR/pause_$cfg
+  cg_postmaster_start "$datadir" "$dir" "$cfg" -c max_connections=100
+  printf 'SELECT 1;\n\\sleep 3 ms\n' >"$dir/pause.sql"
+  chmod a+r "$dir/pause.sql"
+  for k in "$n" "$((2 * n))"; do
+    before=$(ls "$dir")
+    "$PSW_BINDIR/pgbench" -n -h "$dir" -p "$CG_PORT" -U postgres -f "$dir/pause.sql" -t "$k" postgres \
+      >/dev/null 2>&1 || true
+    f="" best=0
+    sleep 2  # the profile is written when the backend has exited
+    for _ in $(seq 240); do
+      for x in $(comm -13 <(echo "$before" | sort) <(ls "$dir" | sort) | grep '^cg\.'); do
+        t=$(cg_totals "$dir/$x")
+        if [ -n "$t" ] && [ "$t" -gt "$best" ]; then best=$t f=$dir/$x; fi
+      done
+      [ -n "$f" ] && break
+      sleep 0.5
+    done
+    if [ "$k" = "$n" ]; then i1=${f:+$best} f1=$f; else i2=${f:+$best}; fi
+  done
+  cg_postmaster_stop "$datadir"
+  if [ -z "$i1" ] || [ -z "$i2" ]; then echo NA; return 0; fi
+  cg_allocator_metrics callgrind_pause "$cfg" "$n" "$f1" "$f"
+  cg_slope "$i1" "$i2" "$n"
+}
+
 bench_callgrind() {
   local quick=$1 n
   n=$([ "$quick" = 1 ] && echo 300 || echo 1500)
@@ -221,6 +255,9 @@ bench_callgrind() {
   log "bench: per-statement instructions of a client backend over a socket (callgrind, N=$sn and 2N)"
   metric callgrind_socket none_qid statements "$sn" count
   cg_measure_configs callgrind_socket instr_per_stmt callgrind_socket_slope "$BENCH_CG_DIR/data" "$sn"
+  log "bench: the same with the client pausing 3 ms after each result (pgbench, N=$sn and 2N)"
+  metric callgrind_pause none_qid statements "$sn" count
+  cg_measure_configs callgrind_pause instr_per_stmt callgrind_pause_slope "$BENCH_CG_DIR/data" "$sn"
   bench_cg_pgbench "$quick"
   rm -rf "$BENCH_CG_DIR"
   callgrind_render "$quick" "$n"
@@ -348,6 +385,13 @@ callgrind_render() {
     md "or fewer instructions as the heap's free chunks happen to lie, which what is loaded changes (any"
     md "preloaded library alike) and which can differ between identical runs. The last column leaves it out."
     md "The single-user table above is the precise one; this one shows what a client's statement adds on top."
+  fi
+  sq=$(metric_get callgrind_pause none_qid instr_per_stmt)
+  if [ -n "$sq" ] && [ "$sq" != NA ]; then
+    md "" "A client that pauses: pgbench sends N=$(metric_get callgrind_pause none_qid statements) and 2N \`SELECT 1;\`, pausing 3 ms after each result"
+    md "(\`\\sleep 3 ms\`), so the backend waits for every next message as behind a network; same slope."
+    md "Target with timing on: at most +0.5 % (and at most +1 % for timing to be on by default)." ""
+    cg_client_table callgrind_pause instr_per_stmt statement
   fi
   bench_cg_pgbench_render
   if [ "$quick" != 1 ]; then
