@@ -383,8 +383,9 @@ static void load_all() {
     }
 }
 
-// Says at start, not only at shutdown, when the file cannot be written
-// (pg_stat/ read-only, a directory in the temp file's place, no space).
+// Says at start, not only at shutdown, when the file cannot be created
+// (pg_stat/ read-only, a directory in the temp file's place). A full disk
+// shows only when the file is written: save_all logs it then.
 static void check_writable() {
     int fd = open(kStatFileTmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, S_IRUSR | S_IWUSR);
     if (fd < 0) {
