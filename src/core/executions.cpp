@@ -94,4 +94,17 @@ bool ExecRing::read(uint64_t t, ExecRecord *out) const {
     return false;
 }
 
+const char *exec_record_problem(const ExecRecord &r, uint16_t index_count, int64_t now) {
+    constexpr uint64_t kMax = static_cast<uint64_t>(INT64_MAX);
+    if (r.nwaits > kExecWaits || r.text_len > kExecTextMax) return "a slow execution has more waits or text than fit";
+    if (r.pid <= 0 || r.started > r.ended || r.ended > now) return "a slow execution's process or times are impossible";
+    if (r.elapsed_ns > kMax || r.wait_ns > kMax || r.rest_calls > kMax || r.rest_ns > kMax)
+        return "a slow execution's counts or times are out of range";
+    for (uint16_t i = 0; i < r.nwaits; i++) {
+        if (r.waits[i].index >= index_count) return "a slow execution has an unknown wait event";
+        if (r.waits[i].calls > kMax || r.waits[i].ns > kMax) return "a slow execution's counts or times are out of range";
+    }
+    return nullptr;
+}
+
 }  // namespace psw

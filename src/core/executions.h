@@ -96,6 +96,12 @@ static_assert(std::is_trivially_copyable<ExecRecord>::value, "shared memory hold
 // first, the rest summed; and r->wait_ns.
 void exec_summarize_waits(const StatementWaits &w, ExecRecord *r);
 
+// What in a record loaded from the statistics file a statement could not
+// have produced, or nullptr: counts and times out of bigint's range, more
+// waits or text than the record holds, a wait index at or above index_count,
+// a run that ends before it starts or after `now` (TimestampTz).
+const char *exec_record_problem(const ExecRecord &r, uint16_t index_count, int64_t now);
+
 // ---- the shared ring ----------------------------------------------------------
 
 struct ExecEntry {

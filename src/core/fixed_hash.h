@@ -209,6 +209,25 @@ public:
     // Raw slot array, for copying the table as one block.
     const Slot *slot_array() const { return slots(); }
 
+    // Whether a table loaded as raw memory is one this class could have
+    // written for `limit` keys: its size fields, its used count, usages in
+    // range, and every key where a lookup finds it (else adds would count it
+    // twice). *total is the sum of its counts. Reads every slot once.
+    bool intact(uint64_t limit, uint64_t *total) const {
+        if (header_->limit != limit || header_->slots != slots_for(limit) || header_->hand >= header_->slots)
+            return false;
+        const Slot *s = slots();
+        uint64_t used = 0, sum = 0;
+        for (uint64_t i = 0; i < header_->slots; i++) {
+            if (s[i].count == 0) continue;
+            if (s[i].usage > kMaxUsage || probe(s[i].key) != i || __builtin_add_overflow(sum, s[i].count, &sum))
+                return false;
+            used++;
+        }
+        *total = sum;
+        return used == header_->used && used <= limit;
+    }
+
 private:
     // The slot holding key, else the empty slot that ends its probe run
     // (the table always keeps empty slots: limit < slots).

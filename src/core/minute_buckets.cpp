@@ -248,6 +248,48 @@ uint64_t MinuteBuckets::move(int64_t minute, uint32_t wait, uint64_t from_queryi
     return moved;
 }
 
+bool MinuteBuckets::check(int64_t max_minute, bool (*wait_ok)(uint32_t wait), const char **why) const {
+    auto row_wait_ok = [&](uint32_t wait) { return wait == kWaitCatchAll || wait_ok(wait & ~kWaitOtherQueries); };
+    auto minute_ok = [&](const Bucket &b) {
+        if (b.seq.seq % 2 != 0) *why = "a minute was saved while being written";
+        else if (b.minute < -1 || b.minute > max_minute) *why = "a minute lies outside the clock's range";
+        else if (b.minute == -1 && (b.samples != 0 || b.ticks != 0)) *why = "an empty minute has samples";
+        else return true;
+        return false;
+    };
+    for (uint32_t i = 0; i < header_->nbuckets; i++) {
+        const Bucket &b = *bucket(i);
+        if (!minute_ok(b)) return false;
+        if (b.minute == -1 ? b.nrows != 0 : (b.minute % header_->nbuckets != i || b.nrows > kBucketKeys)) {
+            *why = "a minute's rows do not fit its bucket";
+            return false;
+        }
+        uint64_t sum = 0;
+        for (uint32_t r = 0; r < b.nrows; r++) {
+            if (!row_wait_ok(b.rows[r].wait)) {
+                *why = "a minute has a row of an unknown wait event";
+                return false;
+            }
+            sum += b.rows[r].count;  // at most kBucketKeys 32-bit counts: no overflow
+        }
+        if (sum != b.samples) {
+            *why = "a minute's rows do not add up to its samples";
+            return false;
+        }
+    }
+    const Bucket &cur = header_->current;
+    if (!minute_ok(cur)) return false;
+    uint64_t total = 0;
+    if (!scratch().intact(kScratchKeys, &total) || total != cur.samples) {
+        *why = "the current minute's table is damaged or does not add up to its samples";
+        return false;
+    }
+    bool waits_ok = true;
+    scratch().for_each([&](const MinuteKey &k, uint64_t) { waits_ok = waits_ok && row_wait_ok(k.wait); });
+    if (!waits_ok) *why = "the current minute has a row of an unknown wait event";
+    return waits_ok;
+}
+
 int64_t MinuteBuckets::oldest_minute() const {
     int64_t oldest = -1;
     for (uint32_t i = 0; i < header_->nbuckets; i++) {

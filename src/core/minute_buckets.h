@@ -121,6 +121,15 @@ public:
     const void *region() const { return header_; }
     size_t region_bytes() const { return bytes(header_->nbuckets); }
 
+    // Whether a region loaded as raw memory holds what this class could have
+    // written, at most up to max_minute: every bucket at its minute's
+    // position and not being written, its rows within bounds, summing to its
+    // samples, each wait accepted by wait_ok (the wait without
+    // kWaitOtherQueries; the catch-all is always accepted); the current
+    // minute's scratch table intact and summing to its samples. *why says
+    // what is wrong when it returns false.
+    bool check(int64_t max_minute, bool (*wait_ok)(uint32_t wait), const char **why) const;
+
 private:
     Bucket *bucket(uint32_t i) const;
     FixedHashTable<MinuteKey> scratch() const;

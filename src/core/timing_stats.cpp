@@ -285,27 +285,95 @@ bool timing_save(FILE *f, const SharedEvents &ev, const QueryTable &qt, uint16_t
     return put(f, rows.data(), rows.size() * sizeof(SavedRow)) && put(f, kEndMagic, sizeof(kEndMagic));
 }
 
-bool timing_load(FILE *f, SharedEvents *ev, QueryTable *qt, uint16_t index_count) {
+namespace {
+
+// A block as read, before anything is added to the tables.
+struct Block {
+    uint32_t format;
+    uint32_t types;
+    uint64_t counters[2];  // dropped, evicted
+    std::vector<EventCounters> events;  // kMaxBackendTypes * index_count
+    std::vector<SavedRow> rows;
+};
+
+// Reads a block's layout; false when it is not one of this build's.
+bool read_block(FILE *f, uint16_t index_count, Block *b) {
     char magic[8];
     uint32_t header[kHeaderWords];
-    uint64_t counters[2];
     if (!get(f, magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(magic)) != 0) return false;
     if (!get(f, header, sizeof(header))) return false;
-    const uint32_t format = header[0];
-    if ((format != kFormatVersion && format != kFormatElapsedCpuRows) || header[1] != index_count ||
+    b->format = header[0];
+    if ((b->format != kFormatVersion && b->format != kFormatElapsedCpuRows) || header[1] != index_count ||
         header[2] != kHistBuckets || header[3] != sizeof(SavedRow) || header[4] > (1u << 26))
         return false;
-    if (!get(f, counters, sizeof(counters))) return false;
-    const uint32_t types = kMaxBackendTypes >= 32 ? header[5] : header[5] & ((1u << kMaxBackendTypes) - 1);
-    if (types != header[5]) return false;
-    std::vector<EventCounters> events(static_cast<size_t>(kMaxBackendTypes) * index_count);
+    if (!get(f, b->counters, sizeof(b->counters))) return false;
+    b->types = kMaxBackendTypes >= 32 ? header[5] : header[5] & ((1u << kMaxBackendTypes) - 1);
+    if (b->types != header[5]) return false;
+    b->events.assign(static_cast<size_t>(kMaxBackendTypes) * index_count, EventCounters{});
     for (uint32_t t = 0; t < kMaxBackendTypes; t++)
-        if ((types & (1u << t)) != 0 &&
-            !get(f, events.data() + static_cast<size_t>(t) * index_count, index_count * sizeof(EventCounters)))
+        if ((b->types & (1u << t)) != 0 &&
+            !get(f, b->events.data() + static_cast<size_t>(t) * index_count, index_count * sizeof(EventCounters)))
             return false;
-    std::vector<SavedRow> rows(header[4]);
-    if (!get(f, rows.data(), rows.size() * sizeof(SavedRow))) return false;
-    if (!get(f, magic, sizeof(magic)) || std::memcmp(magic, kEndMagic, sizeof(magic)) != 0) return false;
+    b->rows.resize(header[4]);
+    if (!get(f, b->rows.data(), b->rows.size() * sizeof(SavedRow))) return false;
+    return get(f, magic, sizeof(magic)) && std::memcmp(magic, kEndMagic, sizeof(magic)) == 0;
+}
+
+constexpr uint64_t kInt64Max = static_cast<uint64_t>(INT64_MAX);
+
+// What the writer could not have produced, or nullptr: the views show
+// counters as bigint and times as double, so a count or time at or above
+// 2^63 would show negative; the histogram sums to the calls and its highest
+// bucket holds the longest call, which is within the total.
+const char *event_problem(const EventCounters &e) {
+    if (e.calls > kInt64Max || e.total_ns > kInt64Max) return "an event's calls or time are out of range";
+    uint64_t sum = 0;
+    int top = -1;
+    for (int b = 0; b < kHistBuckets; b++) {
+        if (__builtin_add_overflow(sum, e.hist[b], &sum)) return "an event's histogram overflows";
+        if (e.hist[b] != 0) top = b;
+    }
+    if (sum != e.calls) return "an event's histogram does not add up to its calls";
+    if (e.calls == 0 ? (e.total_ns != 0 || e.max_ns != 0) : (e.max_ns > e.total_ns || hist_bucket(e.max_ns) != top))
+        return "an event's longest call does not fit its total or histogram";
+    return nullptr;
+}
+
+const char *block_problem(const Block &b, uint16_t index_count, uint32_t backend_types) {
+    if (b.counters[0] > kInt64Max || b.counters[1] > kInt64Max) return "the dropped or evicted count is out of range";
+    for (uint32_t t = 0; t < kMaxBackendTypes; t++) {
+        if ((b.types & (1u << t)) == 0) continue;
+        if (t >= backend_types) return "an event row has an unknown backend type";
+        for (uint16_t i = 0; i < index_count; i++) {
+            const char *p = event_problem(b.events[static_cast<size_t>(t) * index_count + i]);
+            if (p != nullptr) return p;
+        }
+    }
+    for (const SavedRow &r : b.rows) {
+        if (r.index >= index_count) return "a per-query row has an unknown wait event";
+        if (r.backend_type >= backend_types || r.backend_type >= kMaxBackendTypes)
+            return "a per-query row has an unknown backend type";
+        if (r.calls > kInt64Max || r.total_ns > kInt64Max)
+            return "a per-query row's calls or time are out of range";
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+const char *timing_check(FILE *f, uint16_t index_count, uint32_t backend_types) {
+    Block b;
+    if (!read_block(f, index_count, &b)) return "the block does not match this build's layout or is truncated";
+    return block_problem(b, index_count, backend_types);
+}
+
+bool timing_load(FILE *f, SharedEvents *ev, QueryTable *qt, uint16_t index_count) {
+    Block b;
+    if (!read_block(f, index_count, &b)) return false;
+    const uint32_t format = b.format, types = b.types;
+    const std::vector<EventCounters> &events = b.events;
+    const std::vector<SavedRow> &rows = b.rows;
+    const uint64_t *counters = b.counters;
     ev->begin();
     for (uint32_t t = 0; t < kMaxBackendTypes; t++)
         if ((types & (1u << t)) != 0)

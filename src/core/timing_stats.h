@@ -231,5 +231,12 @@ bool timing_save(FILE *f, const SharedEvents &ev, const QueryTable &qt, uint16_t
 // (and leaves the tables as they were if the header is wrong) on mismatch
 // or truncation; the file position is then unspecified.
 bool timing_load(FILE *f, SharedEvents *ev, QueryTable *qt, uint16_t index_count);
+// Reads a block as timing_load would and says what in it the counters could
+// not have reached (a count or time out of bigint's range, a histogram that
+// does not add up to its calls, a wait index or a backend type at or above
+// backend_types unknown to this server), or nullptr when it is plausible.
+// Why apart from timing_load: the caller checks the whole block before
+// anything is added, and reports the reason.
+const char *timing_check(FILE *f, uint16_t index_count, uint32_t backend_types);
 
 }  // namespace psw

@@ -38,6 +38,17 @@ Datum sql_entry(const char *function, Body &&body) {
     pg_unreachable();
 }
 
+// A user-supplied text as an error message quotes it: its first 64 bytes
+// (cut at a character boundary) and "..." when it is longer. Why: the
+// message goes to the client and into the server log, and PostgreSQL quotes
+// a value, not a megabyte of it.
+inline const char *quoted_value(const char *s) {
+    constexpr int kQuoteMax = 64;
+    const int len = static_cast<int>(strnlen(s, kQuoteMax + 1));
+    if (len <= kQuoteMax) return s;
+    return psprintf("%.*s...", pg_mbcliplen(s, len, kQuoteMax), s);
+}
+
 // Readers' loops: whether a pending interrupt (cancel, statement_timeout,
 // termination) can be processed now. Loops that hold no C++ object with a
 // destructor call CHECK_FOR_INTERRUPTS() directly; loops that do (an

@@ -16,10 +16,12 @@ SELECT count(*) >= 0 AS answers FROM pg_stat_waits_top('infinity');
 SELECT count(*) >= 0 AS answers FROM pg_stat_waits_top('1 day -1 hour');
 SELECT * FROM pg_stat_waits_top('-1 day 1 hour');
 SELECT * FROM pg_stat_waits_top('100000000 years');
+SELECT * FROM pg_stat_waits_top('1000000 years');
 
 -- pg_stat_waits_timeline(since, bucket)
 SELECT count(*) FROM pg_stat_waits_timeline(NULL);
 SELECT count(*) FROM pg_stat_waits_timeline('1 hour', NULL);
+SELECT * FROM pg_stat_waits_timeline('1000000 years');
 SELECT * FROM pg_stat_waits_timeline('-1 hour');
 SELECT * FROM pg_stat_waits_timeline('1 hour', '0 s');
 SELECT * FROM pg_stat_waits_timeline('1 hour', '-1 min');
@@ -37,6 +39,9 @@ SELECT count(*) FROM pg_stat_waits_histogram('Timeout', NULL);
 SELECT * FROM pg_stat_waits_histogram('Timeout', 'NoSuchEvent');
 SELECT * FROM pg_stat_waits_histogram('NoSuchType', 'PgSleep');
 SELECT * FROM pg_stat_waits_histogram('', '');
+-- a value is quoted in a message, not a megabyte of it
+SELECT * FROM pg_stat_waits_histogram(repeat('x', 10485760), repeat('y', 10485760));
+SELECT * FROM pg_stat_waits_histogram(repeat('é', 40), 'x');
 SELECT count(*) AS buckets FROM pg_stat_waits_histogram('Timeout', 'PgSleep');
 SELECT count(*) AS buckets FROM pg_stat_waits_histogram('CPU', 'CPU');
 SELECT count(*) AS buckets FROM pg_stat_waits_histogram('Unreported', 'pread');

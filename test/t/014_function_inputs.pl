@@ -4,7 +4,10 @@
 # (NULL, zero, negatives, the type's extremes, infinities, empty, very long
 # and odd text), by a plain role and by a superuser, with exact timing on:
 # each call returns or raises a clean error (never an internal error,
-# SQLSTATE class XX, nor a system error, class 58), no process crashes, the
+# SQLSTATE class XX, nor a system error, class 58) of less than 1 kB that,
+# from pg_stat_waits, names the function (privilege errors aside; the
+# compatibility functions keep pg_wait_sampling's wording), no process
+# crashes, the
 # sampler is not restarted, and each function accepts at least one call of
 # the superuser's. An argument type without values here fails the test.
 # The hand-picked cases with their exact messages are test/sql/bad_input.sql.
@@ -43,9 +46,11 @@ is($node->safe_psql('postgres',
 # start are among them, so that lookups find something too.
 my $long = "repeat('a', 20000)";
 my %values = (
-	'integer' => [ 'NULL', '0', '-1', '1', $pid, '2147483647', '-2147483648' ],
-	'bigint' => [ 'NULL', '0', '-1', '1', '9223372036854775807', '-9223372036854775808' ],
-	'smallint' => [ 'NULL', '0', '-1', '32767', '-32768' ],
+	# The smallest values quoted: -2147483648::integer is -(2147483648::integer),
+	# an error of the cast before the function is called.
+	'integer' => [ 'NULL', '0', '-1', '1', $pid, '2147483647', "'-2147483648'" ],
+	'bigint' => [ 'NULL', '0', '-1', '1', '9223372036854775807', "'-9223372036854775808'" ],
+	'smallint' => [ 'NULL', '0', '-1', '32767', "'-32768'" ],
 	'double precision' => [ 'NULL', '0', '-1', '0.5', '1e308', "'NaN'", "'Infinity'", "'-Infinity'" ],
 	'numeric' => [ 'NULL', '0', '-1', "'NaN'", '1e100' ],
 	'boolean' => [ 'NULL', 'true', 'false' ],
@@ -122,7 +127,7 @@ sub run_calls
 		SET statement_timeout = '120s';
 		CREATE TEMP TABLE calls (sig text, call text);
 		INSERT INTO calls VALUES $call_rows;
-		CREATE TEMP TABLE results (sig text, call text, state text, message text);
+		CREATE TEMP TABLE results (sig text, call text, state text, message text, len int);
 		DO \$do\$
 		DECLARE c record; st text; msg text;
 		BEGIN
@@ -133,12 +138,17 @@ sub run_calls
 		    EXCEPTION WHEN OTHERS THEN
 		      GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
 		    END;
-		    INSERT INTO results VALUES (c.sig, c.call, st, left(msg, 200));
+		    INSERT INTO results VALUES (c.sig, c.call, st, left(msg, 200), octet_length(msg));
 		  END LOOP;
 		END \$do\$;
 		SELECT 'calls ' || count(*) FROM results;
 		SELECT 'bad ' || state || ' ' || left(call, 120) || ': ' || message
 		  FROM results WHERE left(state, 2) IN ('XX', '58') ORDER BY 1;
+		SELECT 'long ' || left(call, 120) || ': ' || len || ' bytes' FROM results WHERE len >= 1024 ORDER BY 1;
+		SELECT 'unnamed ' || state || ' ' || left(call, 120) || ': ' || message
+		  FROM results WHERE state NOT IN ('00000', '42501') AND sig LIKE 'pg\\_stat\\_waits\\_%'
+		   AND position(split_part(sig, '(', 1) in message) = 0
+		 ORDER BY 1;
 		SELECT 'accepted ' || sig FROM results GROUP BY sig HAVING bool_or(state = '00000') ORDER BY 1;
 		SELECT 'refused ' || sig FROM results GROUP BY sig HAVING bool_and(state = '42501') ORDER BY 1;
 		SELECT 'errors ' || state || ' ' || count(*) FROM results WHERE state <> '00000' GROUP BY state ORDER BY 1;
@@ -154,6 +164,10 @@ sub run_calls
 	my ($n) = $out =~ /^calls (\d+)$/m;
 	is($n, scalar(@calls), "$role: every call made");
 	is(join("\n", @bad), '', "$role: no internal or system error");
+	# PostgreSQL quotes a value, not a megabyte of it; and an argument error
+	# says whose argument it is.
+	is(join("\n", grep { /^long / } @lines), '', "$role: every error message is under 1 kB");
+	is(join("\n", grep { /^unnamed / } @lines), '', "$role: every error names its function");
 	note($_) for grep { /^errors / } @lines;
 	return (\%accepted, \%refused);
 }

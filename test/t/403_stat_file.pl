@@ -2,8 +2,8 @@
 # pg_stat_waits / pg_stat_waits_queries rows with their backend_type and the
 # eviction counters and each statement's CPU row; the exact tables' block of
 # format 2 (CPU rows holding elapsed time) is converted as it loads; a
-# statistics file of the previous file format (1) is ignored with a LOG line
-# and removed, and the server starts with empty statistics.
+# statistics file of an older file format (1) is ignored with a LOG line
+# and kept aside, and the server starts with empty statistics.
 use strict;
 use warnings FATAL => 'all';
 
@@ -11,6 +11,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use PswTest;
+use PswStatFile;
 
 my $node = psw_node('statfile',
 	conf => [ "pg_stat_waits.profile_max = 100" ]);
@@ -47,17 +48,16 @@ is($node->safe_psql('postgres', $stmt_sql), $stmt_before, 'and a CPU row as it w
 
 # The exact tables' block of format 2, whose CPU rows held elapsed time
 # (CPU + waits): the same file with that format word loads with each CPU
-# row less its statement's waits.
+# row less its statement's waits. Such blocks came in files of format 2,
+# without checksums, which is how the file is rewritten here.
 $node->stop;
 my $file = $node->data_dir . '/pg_stat/pg_stat_waits.stat';
-my $contents = slurp_file($file);
+my $contents = read_bytes($file);
 my $block = index($contents, "PSWTIME\0");
 cmp_ok($block, '>', 0, 'the statistics file has the exact tables\' block');
 is(unpack('V', substr($contents, $block + 8, 4)), 3, 'of format 3');
-open(my $fh2, '+<:raw', $file) or die "open $file: $!";
-seek($fh2, $block + 8, 0);
-print $fh2 pack('V', 2);
-close($fh2);
+substr($contents, $block + 8, 4) = pack('V', 2);
+write_bytes($file, stat_as_format2($contents));
 $node->start;
 my ($cpu_after, $waits_after) = split /\|/, $node->safe_psql('postgres', $stmt_sql);
 is($waits_after, $waits_before, 'a block of format 2 loads its wait rows as they were');
@@ -73,8 +73,10 @@ print $fh pack('V', 1);
 close($fh);
 my $log_offset = -s $node->logfile;
 $node->start;
-ok(!-e $file, 'the old file is removed at start');
-like(slurp_file($node->logfile, $log_offset), qr/ignoring "pg_stat\/pg_stat_waits.stat": statistics file format version 1 is not supported/,
+ok(!-e $file, 'the old file is moved away at start');
+ok(-e "$file.bad", 'and kept aside for inspection');
+like(slurp_file($node->logfile, $log_offset),
+	qr/LOG:  pg_stat_waits: statistics file "pg_stat\/pg_stat_waits.stat" not loaded: statistics file format version 1 is not supported; statistics start empty/,
 	'the server says why it ignored the file');
 is($node->safe_psql('postgres', "SELECT count(*) FROM pg_stat_waits"), 0, 'and starts with empty exact tables');
 

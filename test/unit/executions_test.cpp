@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -99,6 +100,41 @@ static ExecRecord *record(uint64_t queryid) {
     r.text_len = 3;
     std::memcpy(r.text, "abc", 3);
     return &r;
+}
+
+// A record loaded from the statistics file: what a statement produced
+// passes, each impossible field is named.
+TEST(ExecSummary, RecordProblemsAreNamed) {
+    auto w = std::make_unique<StatementWaits>();
+    w->clear();
+    for (uint16_t i = 0; i < 12; i++) w->add(i, 1, 100 + i);
+    auto good = std::make_unique<ExecRecord>();
+    std::memset(static_cast<void *>(good.get()), 0, sizeof(ExecRecord));
+    psw::exec_summarize_waits(*w, good.get());
+    good->pid = 42;
+    good->started = 1000;
+    good->ended = 2000;
+    good->elapsed_ns = 1000000;
+    good->text_len = 3;
+    EXPECT_EQ(psw::exec_record_problem(*good, 20, 5000), nullptr);
+    auto r = std::make_unique<ExecRecord>();
+    auto problem = [&](void (*damage)(ExecRecord *), uint16_t index_count = 20) {
+        *r = *good;
+        damage(r.get());
+        return psw::exec_record_problem(*r, index_count, 5000);
+    };
+    EXPECT_STREQ(problem([](ExecRecord *) {}, 5), "a slow execution has an unknown wait event");
+    EXPECT_STREQ(problem([](ExecRecord *x) { x->nwaits = psw::kExecWaits + 1; }),
+                 "a slow execution has more waits or text than fit");
+    EXPECT_STREQ(problem([](ExecRecord *x) { x->text_len = psw::kExecTextMax + 1; }),
+                 "a slow execution has more waits or text than fit");
+    EXPECT_STREQ(problem([](ExecRecord *x) { x->ended = 6000; }), "a slow execution's process or times are impossible");
+    EXPECT_STREQ(problem([](ExecRecord *x) { x->started = 3000; }), "a slow execution's process or times are impossible");
+    EXPECT_STREQ(problem([](ExecRecord *x) { x->pid = 0; }), "a slow execution's process or times are impossible");
+    EXPECT_STREQ(problem([](ExecRecord *x) { x->elapsed_ns = 1ULL << 63; }),
+                 "a slow execution's counts or times are out of range");
+    EXPECT_STREQ(problem([](ExecRecord *x) { x->waits[1].ns = ~0ULL; }),
+                 "a slow execution's counts or times are out of range");
 }
 
 TEST(ExecRing, KeepsTheNewestOldestFirst) {

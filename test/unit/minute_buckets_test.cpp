@@ -287,4 +287,61 @@ TEST(MinuteBuckets, MoveTakesFromTheOtherRow) {
     EXPECT_EQ(own, 1u);
 }
 
+// The region is loaded as raw memory from the statistics file: check()
+// accepts what the writer produced (compaction, folding, moves) and refuses
+// each kind of damage a changed byte could leave.
+bool known_wait(uint32_t wait) { return wait < 100; }
+
+TEST(MinuteBuckets, CheckAcceptsWrittenRegionsAndRefusesDamage) {
+    using MB = psw::MinuteBuckets;
+    Buckets b(10);
+    std::vector<psw::MinuteKey> keys;
+    for (uint64_t q = 0; q < MB::kBucketKeys * 2; q++) keys.push_back(key(static_cast<uint32_t>(q % 80), q));
+    for (int64_t m = 5; m < 18; m++) b.b.tick(m, keys.data(), keys.size());  // recycles buckets
+    b.b.move(16, 3, 3, 4, 1);
+    const char *why = nullptr;
+    ASSERT_TRUE(b.b.check(17, known_wait, &why)) << why;
+    EXPECT_FALSE(b.b.check(16, known_wait, &why));  // the current minute is in the future
+    EXPECT_STREQ(why, "a minute lies outside the clock's range");
+
+    const std::vector<char> good = b.mem;
+    MB::Bucket *buckets = reinterpret_cast<MB::Bucket *>(b.mem.data() + sizeof(MB::Header));
+    MB::Header *h = reinterpret_cast<MB::Header *>(b.mem.data());
+    MB::Bucket &closed = buckets[16 % 10];
+    ASSERT_EQ(closed.minute, 16);
+    struct Damage {
+        const char *what;
+        void (*apply)(MB::Header *, MB::Bucket &);
+    };
+    const Damage damages[] = {
+        {"a row's count", [](MB::Header *, MB::Bucket &c) { c.rows[0].count += 1000; }},
+        {"the samples", [](MB::Header *, MB::Bucket &c) { c.samples = 1ULL << 62; }},
+        {"an unknown wait", [](MB::Header *, MB::Bucket &c) { c.rows[1].wait = 5000; }},
+        {"the row count", [](MB::Header *, MB::Bucket &c) { c.nrows = MB::kBucketKeys + 1; }},
+        {"the minute", [](MB::Header *, MB::Bucket &c) { c.minute = 17 + 10; }},
+        {"a minute at the wrong position", [](MB::Header *, MB::Bucket &c) { c.minute = 15; }},
+        {"a negative minute", [](MB::Header *, MB::Bucket &c) { c.minute = -7; }},
+        {"an odd sequence", [](MB::Header *, MB::Bucket &c) { c.seq.seq++; }},
+        {"the current samples", [](MB::Header *hd, MB::Bucket &) { hd->current.samples++; }},
+    };
+    for (const Damage &d : damages) {
+        b.mem = good;
+        d.apply(h, closed);
+        why = nullptr;
+        EXPECT_FALSE(b.b.check(17, known_wait, &why)) << d.what;
+        EXPECT_NE(why, nullptr) << d.what;
+    }
+    // A scratch slot's count (the table follows the buckets).
+    b.mem = good;
+    char *scratch = b.mem.data() + sizeof(MB::Header) + 10 * sizeof(MB::Bucket);
+    auto *slots = reinterpret_cast<psw::FixedHashTable<psw::MinuteKey>::Slot *>(
+        scratch + sizeof(psw::FixedHashTable<psw::MinuteKey>::Header));
+    size_t used = 0;
+    while (slots[used].count == 0) used++;
+    slots[used].count += 1;
+    EXPECT_FALSE(b.b.check(17, known_wait, &why));
+    b.mem = good;
+    EXPECT_TRUE(b.b.check(17, known_wait, &why));
+}
+
 }  // namespace

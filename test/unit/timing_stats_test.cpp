@@ -227,6 +227,52 @@ TEST(TimingPersistence, SaveLoadRoundTripAndRefusesForeignData) {
     std::fclose(f);
 }
 
+// timing_check accepts what the counters can hold and names what they
+// cannot: each damaged block is built by saving tables that hold it.
+const char *check_saved(const EventCounters &c, uint8_t event_type, const QueryKey &row, uint64_t row_calls) {
+    auto s = std::make_unique<SharedEvents>();
+    s->init();
+    s->begin(); s->add(event_type, 12, c); s->end();
+    TableMem m(64);
+    m.t->add(row, row_calls, 4000);
+    FILE *f = std::tmpfile();
+    EXPECT_NE(f, nullptr);
+    EXPECT_TRUE(timing_save(f, *s, *m.t, wait_index_count()));
+    std::rewind(f);
+    const char *problem = timing_check(f, wait_index_count(), 14);
+    std::fclose(f);
+    return problem;
+}
+
+TEST(TimingPersistence, CheckRefusesImplausibleBlocks) {
+    EventCounters c{};
+    c.calls = 4; c.total_ns = 4000; c.max_ns = 1500; c.hist[0] = 2; c.hist[1] = 2;
+    const QueryKey row{77, 1, 2, 12, 13};
+    EXPECT_EQ(check_saved(c, 13, row, 4), nullptr);
+
+    EventCounters huge = c;
+    huge.calls = huge.hist[0] = 1ULL << 63;
+    EXPECT_STREQ(check_saved(huge, 13, row, 4), "an event's calls or time are out of range");
+    EventCounters unbalanced = c;
+    unbalanced.hist[5] = 1;
+    EXPECT_STREQ(check_saved(unbalanced, 13, row, 4), "an event's histogram does not add up to its calls");
+    EventCounters long_max = c;
+    long_max.max_ns = 3000;  // in bucket 2, where no call was counted
+    EXPECT_STREQ(check_saved(long_max, 13, row, 4), "an event's longest call does not fit its total or histogram");
+    EXPECT_STREQ(check_saved(c, 14, row, 4), "an event row has an unknown backend type");
+    EXPECT_STREQ(check_saved(c, 13, QueryKey{77, 1, 2, 12, 20}, 4), "a per-query row has an unknown backend type");
+    EXPECT_STREQ(check_saved(c, 13, QueryKey{77, 1, 2, wait_index_count(), 13}, 4),
+                 "a per-query row has an unknown wait event");
+    EXPECT_STREQ(check_saved(c, 13, row, 1ULL << 63), "a per-query row's calls or time are out of range");
+
+    FILE *f = std::tmpfile();
+    ASSERT_NE(f, nullptr);
+    std::fputs("garbage", f);
+    std::rewind(f);
+    EXPECT_STREQ(timing_check(f, wait_index_count(), 14), "the block does not match this build's layout or is truncated");
+    std::fclose(f);
+}
+
 // Eviction frees the least used entries (usage raised by every add, lowered
 // by the hand), so a table fed with ever-new keys keeps taking the newest
 // ones instead of dropping them, and counts what it evicted.

@@ -16,7 +16,7 @@ PG_CONFIG=${PG_CONFIG:-$PSW_PG15_CONFIG}
 PSW_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib clang-14 llvm-14 libpqxx-dev
   postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl libgtest-dev cmake g++ make valgrind
   postgresql-15-pg-wait-sampling pkg-config gnuplot-nox procps chromium tmux python3 python3-yaml jq
-  libipc-run-perl rsync prometheus-cpp-dev prometheus)
+  libipc-run-perl rsync prometheus-cpp-dev prometheus sqlsmith)
 # What building PostgreSQL 18 from source needs (tools/pg/build_postgres18.sh).
 # Release tarballs since 17 ship no generated parser or scanner: bison and flex make them.
 PSW_PACKAGES_PG18=(bzip2 gcc make bison flex perl libicu-dev liburing-dev zlib1g-dev pkg-config)

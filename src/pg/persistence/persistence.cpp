@@ -5,6 +5,19 @@
 // Why at postmaster exit: by then every process is gone, so the snapshot is
 // quiet and complete. The file is removed once loaded, so after a crash
 // (which skips the save) the next start begins empty, like pg_stat_statements.
+//
+// Why every value is checked as it loads: a section that loads is shown as
+// the server's statistics and saved again at every shutdown, so a damaged
+// one would outlive every restart. A section whose CRC does not match, or
+// whose values the server could not have produced, is not loaded at all
+// (each load checks everything before it changes shared memory); the log
+// says which, why and what was kept, and the file is kept aside as
+// pg_stat_waits.stat.bad for inspection instead of being overwritten.
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -19,14 +32,37 @@ namespace psw {
 
 static const char *const kStatFile = "pg_stat/pg_stat_waits.stat";
 static const char *const kStatFileTmp = "pg_stat/pg_stat_waits.stat.tmp";
+static const char *const kStatFileBad = "pg_stat/pg_stat_waits.stat.bad";
 
 struct PersistSection {
     const char *tag;  // up to 8 characters
     uint32 version;
     void (*save)(StatFileWriter &out);
-    // Returns false when the payload does not fit this build (it is skipped).
-    bool (*load)(const char *data, size_t len);
+    // nullptr when loaded; else why not, and nothing of it was loaded.
+    const char *(*load)(const char *data, size_t len);
 };
+
+// PostgreSQL's CRC-32C (hardware-accelerated where the CPU has it).
+static uint32_t crc32c_step(uint32_t crc, const void *data, size_t len) {
+    pg_crc32c c = crc;
+    COMP_CRC32C(c, data, len);
+    return c;
+}
+
+// A sampled wait the sampler can record: CPU (0), the idle marker of older
+// files, or an event id under a class this build knows (ids past the class's
+// size are possible: a minor release may append events). Unreported is
+// exact timing's own class, never sampled.
+static bool sampled_wait_ok(uint32 wait) {
+    if (wait == 0 || wait == kWaitIdleNoEvent) return true;
+    const uint8 cls = static_cast<uint8>(wait >> 24);
+    return (wait & 0x00FF0000u) == 0 && cls != kClassCPU && cls != kClassUnreported &&
+           wait_class_by_id(cls) != nullptr;
+}
+
+// BackendType values run from B_INVALID (0) to B_LOGGER, the last on every
+// supported major; -1 is a sample of a process without one.
+static bool backend_type_ok(int64 t) { return t >= -1 && t <= B_LOGGER; }
 
 // ---- sampled profile --------------------------------------------------------
 struct SavedProfileHeader {
@@ -65,11 +101,27 @@ static void save_profile(StatFileWriter &out) {
     out.section("profile", kProfileVersion, buf.data(), buf.size());
 }
 
-static bool load_profile(const char *data, size_t len) {
+static const char *load_profile(const char *data, size_t len) {
     SavedProfileHeader h;
-    if (len < sizeof(h)) return false;
+    if (len < sizeof(h)) return "shorter than its header";
     memcpy(&h, data, sizeof(h));
-    if (len != sizeof(h) + h.entries * sizeof(SavedProfileEntry)) return false;
+    if (h.entries > len / sizeof(SavedProfileEntry) || len != sizeof(h) + h.entries * sizeof(SavedProfileEntry))
+        return "its length does not match its entries";
+    // Every sample recorded since the reset is counted once, in an entry or
+    // as dropped (late statement ids move counts, never add them).
+    if (h.samples_taken < 0 || h.samples_recorded < 0 || h.profile_dropped < 0 ||
+        h.profile_dropped > h.samples_recorded || h.profile_evicted > static_cast<uint64>(PG_INT64_MAX))
+        return "its counters are out of range";
+    if (h.stats_reset <= 0 || h.stats_reset > GetCurrentTimestamp()) return "its reset time is not in the past";
+    uint64 sum = 0;
+    for (uint64 i = 0; i < h.entries; i++) {
+        SavedProfileEntry e;
+        memcpy(&e, data + sizeof(h) + i * sizeof(e), sizeof(e));
+        if (e.count == 0 || __builtin_add_overflow(sum, e.count, &sum) || sum > static_cast<uint64>(h.samples_recorded))
+            return "its entries count more samples than were recorded";
+        if (!sampled_wait_ok(e.key.wait)) return "an entry has an unknown wait event";
+        if (!backend_type_ok(e.key.backend_type)) return "an entry has an unknown backend type";
+    }
     FixedHashTable<ProfileKey> table = profile_table();
     int64 dropped = 0;
     for (uint64 i = 0; i < h.entries; i++) {
@@ -85,7 +137,7 @@ static bool load_profile(const char *data, size_t len) {
     shared->profile_entries = static_cast<int64>(table.used());
     table.set_evicted(h.profile_evicted);
     sampling->samples_recorded = h.samples_recorded;
-    return true;
+    return nullptr;
 }
 
 // ---- minute buckets ---------------------------------------------------------
@@ -100,14 +152,19 @@ static void save_buckets(StatFileWriter &out) {
     out.section("minutes", kMinutesVersion, b.region(), b.region_bytes());
 }
 
-static bool load_buckets(const char *data, size_t len) {
+static const char *load_buckets(const char *data, size_t len) {
     MinuteBuckets b = minute_buckets();
-    if (len != b.region_bytes()) return false;
+    if (len != b.region_bytes()) return "its length does not match this server's minute buckets";
     uint32 nbuckets;
     memcpy(&nbuckets, data, sizeof(nbuckets));  // Header starts with nbuckets
-    if (nbuckets != b.nbuckets()) return false;
+    if (nbuckets != b.nbuckets()) return "its number of minutes does not match this server's";
+    // Checked in place (the region is aligned there, the file's copy need
+    // not be); nothing reads it before the load ends.
     memcpy(const_cast<void *>(b.region()), data, len);
-    return true;
+    const char *why = nullptr;
+    if (b.check(GetCurrentTimestamp() / USECS_PER_MINUTE, sampled_wait_ok, &why)) return nullptr;
+    b.init(nbuckets);
+    return why;
 }
 
 // ---- exact timing ------------------------------------------------------------
@@ -128,12 +185,16 @@ static void save_timing(StatFileWriter &out) {
     free(buf);
 }
 
-static bool load_timing(const char *data, size_t len) {
+static const char *load_timing(const char *data, size_t len) {
     FILE *f = fmemopen(const_cast<char *>(data), len, "rb");
-    if (f == nullptr) return false;
-    bool ok = timing_load(f);
+    if (f == nullptr) return "no memory to read it";
+    const char *problem = timing_check(f, wait_index_count(), static_cast<uint32>(B_LOGGER) + 1);
+    if (problem == nullptr) {
+        rewind(f);
+        if (!timing_load(f)) problem = "the exact tables refused it";
+    }
     fclose(f);
-    return ok;
+    return problem;
 }
 
 // ---- slow executions -----------------------------------------------------------
@@ -161,20 +222,28 @@ static void save_executions(StatFileWriter &out) {
     out.section("execs", kExecVersion, buf.data(), buf.size());
 }
 
-static bool load_executions(const char *data, size_t len) {
+static const char *load_executions(const char *data, size_t len) {
     ExecRing *ring = executions_ring();
     SavedExecHeader h;
-    if (ring == nullptr || len < sizeof(h)) return false;
+    if (ring == nullptr) return "slow executions are not kept by this server";
+    if (len < sizeof(h)) return "shorter than its header";
     memcpy(&h, data, sizeof(h));
-    if (h.record_size != sizeof(ExecRecord) || h.index_count != wait_index_count() ||
-        len != sizeof(h) + h.records * sizeof(ExecRecord))
-        return false;
+    if (h.record_size != sizeof(ExecRecord) || h.index_count != wait_index_count())
+        return "its records do not match this build's layout";
+    if (h.records > len / sizeof(ExecRecord) || len != sizeof(h) + h.records * sizeof(ExecRecord))
+        return "its length does not match its records";
     std::unique_ptr<ExecRecord> r(new ExecRecord);
+    const TimestampTz now = GetCurrentTimestamp();
+    for (uint64 i = 0; i < h.records; i++) {
+        memcpy(static_cast<void *>(r.get()), data + sizeof(h) + i * sizeof(ExecRecord), sizeof(ExecRecord));
+        const char *problem = exec_record_problem(*r, wait_index_count(), now);
+        if (problem != nullptr) return problem;
+    }
     for (uint64 i = 0; i < h.records; i++) {
         memcpy(static_cast<void *>(r.get()), data + sizeof(h) + i * sizeof(ExecRecord), sizeof(ExecRecord));
         ring->publish(*r);
     }
-    return true;
+    return nullptr;
 }
 
 // The sections, in file order.
@@ -185,12 +254,19 @@ static const PersistSection sections[] = {
     {"execs", kExecVersion, save_executions, load_executions},
 };
 
+// Reports a failed write with the OS error and removes what was written.
+static void save_failed(const char *what, int err) {
+    errno = err;
+    elog(LOG, "pg_stat_waits: could not %s \"%s\": %m; the statistics of this run are not saved", what, kStatFileTmp);
+    unlink(kStatFileTmp);
+}
+
 static void save_all(int code, Datum arg) {
     // A crash (code != 0) or a reinitialization discards the statistics.
     if (code != 0 || shared == nullptr || sampling == nullptr) return;
     std::string contents;
     try {
-        StatFileWriter w;
+        StatFileWriter w(crc32c_step);
         for (const PersistSection &s : sections) s.save(w);
         contents = w.finish();
     } catch (...) {
@@ -200,50 +276,124 @@ static void save_all(int code, Datum arg) {
         elog(LOG, "pg_stat_waits: could not build the statistics file (out of memory)");
         return;
     }
+    // Temp file, its data on disk, then durable_rename (rename plus fsync of
+    // the file and of pg_stat/): after a power loss the file is either the
+    // old one or the new one, whole.
     FILE *f = fopen(kStatFileTmp, "wb");
-    bool ok = f != nullptr && fwrite(contents.data(), 1, contents.size(), f) == contents.size();
-    if (f != nullptr) {
-        ok = fflush(f) == 0 && ok;
-        ok = fsync(fileno(f)) == 0 && ok;
-        ok = fclose(f) == 0 && ok;
+    if (f == nullptr) return save_failed("create", errno);
+    int err = 0;
+    if (fwrite(contents.data(), 1, contents.size(), f) != contents.size() || fflush(f) != 0) err = errno;
+    if (err == 0 && fsync(fileno(f)) != 0) err = errno;
+    if (fclose(f) != 0 && err == 0) err = errno;
+    if (err != 0) return save_failed("write", err);
+    // durable_rename logs its own failure (a directory in the file's place).
+    if (durable_rename(kStatFileTmp, kStatFile, LOG) != 0) unlink(kStatFileTmp);
+}
+
+// Names of the sections that loaded, for the log ("nothing" when none).
+static std::string kept_list(const std::vector<const char *> &kept) {
+    std::string s;
+    for (const char *t : kept) s += (s.empty() ? "" : ", ") + std::string(t);
+    return s.empty() ? "nothing" : s;
+}
+
+// Reads the whole file; false (errno set) when it cannot be read.
+static bool read_file(std::string *contents) {
+    FILE *f = fopen(kStatFile, "rb");
+    if (f == nullptr) return false;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) contents->append(buf, n);
+    int err = ferror(f) ? errno : 0;
+    fclose(f);
+    errno = err;
+    return err == 0;
+}
+
+// Loads what the file holds and is intact and plausible; returns false
+// when something was refused (the file is then kept aside).
+static bool load_sections(const std::string &contents) {
+    StatFileInfo info;
+    std::string error;
+    if (!parse_stat_file(contents, crc32c_step, &info, &error)) {
+        elog(LOG, "pg_stat_waits: statistics file \"%s\" not loaded: %s; statistics start empty", kStatFile,
+             error.c_str());
+        return false;
     }
-    if (ok && rename(kStatFileTmp, kStatFile) == 0) return;
-    elog(LOG, "pg_stat_waits: could not write \"%s\": %m", kStatFile);
-    unlink(kStatFileTmp);
+    std::vector<const char *> kept, refused_tags;
+    std::vector<std::string> refused;
+    for (const StatSection &s : info.sections) {
+        const PersistSection *p = nullptr;
+        for (const PersistSection &c : sections)
+            if (s.tag == c.tag && s.version == c.version) p = &c;
+        if (p == nullptr) {  // another build's section: not damage, not ours to read
+            elog(LOG, "pg_stat_waits: section \"%.8s\" version %u of \"%s\" is not known to this build; skipped",
+                 s.tag.c_str(), s.version, kStatFile);
+            continue;
+        }
+        const char *problem = s.intact ? p->load(s.data, s.len) : "its checksum does not match (the file was changed)";
+        if (problem == nullptr) {
+            kept.push_back(p->tag);
+        } else {
+            refused_tags.push_back(p->tag);
+            refused.push_back(problem);
+        }
+    }
+    for (size_t i = 0; i < refused.size(); i++)
+        elog(LOG, "pg_stat_waits: section \"%s\" of \"%s\" not loaded: %s; loaded: %s", refused_tags[i], kStatFile,
+             refused[i].c_str(), kept_list(kept).c_str());
+    if (info.format == kStatFileUncheckedVersion)
+        elog(LOG, "pg_stat_waits: \"%s\" is of format %u, without checksums: loaded %s after checking its values",
+             kStatFile, info.format, kept_list(kept).c_str());
+    else
+        elog(DEBUG1, "pg_stat_waits: loaded %s from \"%s\"", kept_list(kept).c_str(), kStatFile);
+    return refused.empty();
 }
 
 static void load_all() {
-    FILE *f = fopen(kStatFile, "rb");
-    if (f == nullptr) return;
-    std::string contents;
-    std::string error;
-    std::vector<StatSection> found;
-    bool parsed = false;
-    int loaded = 0, skipped = 0;
-    try {
-        char buf[65536];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof(buf), f)) > 0) contents.append(buf, n);
-        parsed = parse_stat_file(contents, &found, &error);
-        if (parsed) {
-            for (const StatSection &s : found) {
-                bool used = false;
-                for (const PersistSection &p : sections)
-                    if (s.tag == p.tag && s.version == p.version) used = p.load(s.data, s.len);
-                used ? loaded++ : skipped++;
-            }
-        }
-    } catch (...) {
-        parsed = false;
-        error = "out of memory";
+    struct stat st;
+    if (stat(kStatFile, &st) != 0) {
+        if (errno != ENOENT) elog(LOG, "pg_stat_waits: could not stat \"%s\": %m", kStatFile);
+        return;
     }
-    fclose(f);
+    if (!S_ISREG(st.st_mode)) {  // not ours to remove; the save at shutdown will fail too
+        elog(LOG, "pg_stat_waits: \"%s\" is %s, not a statistics file: nothing loaded, and no statistics can be "
+             "saved until it is removed", kStatFile, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+        return;
+    }
+    bool good = false;
+    try {
+        std::string contents;
+        if (read_file(&contents))
+            good = load_sections(contents);
+        else
+            elog(LOG, "pg_stat_waits: could not read \"%s\": %m; statistics start empty", kStatFile);
+    } catch (...) {
+        elog(LOG, "pg_stat_waits: out of memory reading \"%s\"; statistics start empty", kStatFile);
+    }
     // Removed once read: after a crash the next start must not reload it.
-    unlink(kStatFile);
-    if (!parsed)
-        elog(LOG, "pg_stat_waits: ignoring \"%s\": %s", kStatFile, error.c_str());
-    else
-        elog(DEBUG1, "pg_stat_waits: loaded %d sections of \"%s\" (%d skipped)", loaded, kStatFile, skipped);
+    // A file that was refused in part is kept for inspection, as PostgreSQL
+    // keeps a damaged file, instead of being overwritten at shutdown.
+    if (good) {
+        unlink(kStatFile);
+    } else if (durable_rename(kStatFile, kStatFileBad, LOG) == 0) {
+        elog(LOG, "pg_stat_waits: kept the refused statistics file as \"%s\"", kStatFileBad);
+    } else {
+        unlink(kStatFile);
+    }
+}
+
+// Says at start, not only at shutdown, when the file cannot be created
+// (pg_stat/ read-only, a directory in the temp file's place). A full disk
+// shows only when the file is written: save_all logs it then.
+static void check_writable() {
+    int fd = open(kStatFileTmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, S_IRUSR | S_IWUSR);
+    if (fd < 0) {
+        elog(LOG, "pg_stat_waits: cannot create \"%s\": %m; statistics will not be saved at shutdown", kStatFileTmp);
+        return;
+    }
+    close(fd);
+    unlink(kStatFileTmp);
 }
 
 static Size persistence_size() { return sizeof(int64); }
@@ -252,6 +402,7 @@ static void persistence_init(void *ptr, bool found) {
     if (found) return;
     *static_cast<int64 *>(ptr) = 0;
     load_all();
+    check_writable();
     // Only the postmaster saves (at its exit, after every child is gone).
     if (!IsUnderPostmaster) on_shmem_exit(save_all, 0);
 }

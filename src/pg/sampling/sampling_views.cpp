@@ -235,12 +235,35 @@ static const char *interval_text(Interval *i) {
 }
 
 // A window reaches back from now; "positive" is judged on the whole interval
-// as calendar arithmetic does it, so '1 day -1 hour' is a 23-hour window. An
-// interval too long for a timestamp gets PostgreSQL's own out-of-range error.
+// as calendar arithmetic does it, so '1 day -1 hour' is a 23-hour window.
 static TimestampTz window_start(const char *function, Interval *since) {
     TimestampTz now = GetCurrentTimestamp();
-    TimestampTz from = DatumGetTimestampTz(
-        DirectFunctionCall2(timestamptz_mi_interval, TimestampTzGetDatum(now), PointerGetDatum(since)));
+    volatile TimestampTz from = 0;
+    volatile bool too_long = false;
+    MemoryContext cxt = CurrentMemoryContext;
+    // An interval reaching before 4714 BC gets PostgreSQL's bare "timestamp
+    // out of range"; it is caught to name the function and the argument, as
+    // every other argument error does. Safe without a subtransaction: the
+    // subtraction is pure arithmetic, it holds no lock, buffer or file.
+    PG_TRY();
+    {
+        from = DatumGetTimestampTz(
+            DirectFunctionCall2(timestamptz_mi_interval, TimestampTzGetDatum(now), PointerGetDatum(since)));
+    }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(cxt);
+        ErrorData *e = CopyErrorData();
+        if (e->sqlerrcode != ERRCODE_DATETIME_VALUE_OUT_OF_RANGE) PG_RE_THROW();
+        FlushErrorState();
+        FreeErrorData(e);
+        too_long = true;
+    }
+    PG_END_TRY();
+    if (too_long)
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                        errmsg("%s: since reaches back before the earliest timestamp, not \"%s\"", function,
+                               interval_text(since))));
     if (from >= now)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("%s: since must be a positive interval, not \"%s\"", function, interval_text(since))));

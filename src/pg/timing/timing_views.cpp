@@ -130,7 +130,8 @@ Datum pg_stat_waits_histogram(PG_FUNCTION_ARGS) {
         int found = psw::find_wait_index(want_type, want_name);
         if (found < 0)
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("pg_stat_waits_histogram: unknown wait event \"%s\"/\"%s\"", want_type, want_name),
+                            errmsg("pg_stat_waits_histogram: unknown wait event \"%s\"/\"%s\"",
+                                   psw::quoted_value(want_type), psw::quoted_value(want_name)),
                             errhint("Use the wait_event_type and wait_event names shown by pg_stat_waits.")));
         InitMaterializedSRF(fcinfo, 0);
         ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
