@@ -55,18 +55,17 @@ std::string slow_runs_table(const std::vector<SlowRun> &runs) {
                "<code>pg_stat_waits.capture_min_duration</code>)</p>\n";
     double scale = 0;
     for (const auto &r : runs) scale = std::max(scale, r.elapsed_ms);
-    std::string s = "<table class=\"runs\"><tr><th>started</th><th>pid</th><th>queryid</th><th>query</th>"
-                    "<th>elapsed</th><th>CPU</th><th>where the time went</th><th>top wait events</th>"
-                    "<th>blocked by</th></tr>\n";
+    std::string s = "<table class=\"runs\"><tr><th>started</th><th>pid</th><th>statement</th><th>elapsed</th>"
+                    "<th>CPU</th><th>where the time went</th><th>blocked by</th></tr>\n";
     for (const auto &r : runs) {
         std::string events = top_events(r.parts, r.elapsed_ms);
         std::string blockers;
         for (const auto &b : r.blockers) blockers += "<span class=\"blocker\">" + esc(b) + "</span><br>";
         s += "<tr><td>" + esc(r.started) + "</td><td class=\"num\">" + std::to_string(r.pid) +
-             "</td><td class=\"num\">" + (r.queryid.empty() ? "<i>hidden</i>" : esc(r.queryid)) +
-             "</td><td class=\"stmt\">" + statement_html(r.query, "hidden") + "</td><td class=\"num\">" +
-             fmt_ms(r.elapsed_ms) + "</td><td class=\"num\">" + fmt_ms(r.cpu_ms) + "</td><td class=\"bar\">" +
-             run_bar_svg(r.parts, scale, 240) + "</td><td class=\"events\">" + events + "</td><td class=\"blockers\">" +
+             "</td><td class=\"stmt\"><span class=\"qid\">" + (r.queryid.empty() ? "<i>hidden</i>" : esc(r.queryid)) +
+             "</span><br>" + statement_html(r.query, "hidden") + "</td><td class=\"num\">" + fmt_ms(r.elapsed_ms) +
+             "</td><td class=\"num\">" + fmt_ms(r.cpu_ms) + "</td><td class=\"bar\">" + run_bar_svg(r.parts, scale, 240) +
+             "<div class=\"events\">" + events + "</div></td><td class=\"blockers\">" +
              (blockers.empty() ? std::string("<i>none seen</i>") : blockers) + "</td></tr>\n";
     }
     return s + "</table>\n";
@@ -76,14 +75,14 @@ const char *kCss = R"(
 body{font:14px/1.4 -apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222;background:#fff}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 .meta{color:#555} table{border-collapse:collapse;margin:6px 0;max-width:100%}
-th,td{border:1px solid #ddd;padding:3px 8px;vertical-align:top;overflow-wrap:break-word}
+th,td{border:1px solid #ddd;padding:3px 8px;vertical-align:top} td{overflow-wrap:anywhere}
 th{background:#f4f4f4;text-align:left} td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 code{font-size:12px;overflow-wrap:anywhere} .na{color:#a05a00;font-style:italic} .error{color:#b00020}
 .empty{color:#666;font-style:italic} svg{max-width:100%;height:auto}
 .sw{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}
 .pbar{display:inline-block;width:160px;max-width:100%;height:10px;background:#eee;vertical-align:middle}
 .pbar span{display:block;height:10px;background:#4a78b5} .hist{display:inline-block;margin:0 18px 12px 0;max-width:100%}
-.events{font-size:11px} .hint{color:#555;font-size:13px} td.stmt{min-width:180px} td.bar{min-width:130px}
+.events{font-size:11px} .hint{color:#555;font-size:13px} td.stmt{min-width:160px} td.bar{min-width:110px}
 .blockers{font-size:12px;color:#8b1a1a}
 )";}  // namespace
 

@@ -51,6 +51,12 @@ std::string format_ms(double ms) {
     return fmt("%.3gmin", ms / 60000);
 }
 
+// A bar narrowed by its cell (max-width) scales with it instead of
+// spilling its segments past its edge.
+std::string bar_viewbox(int width, int height) {
+    return " viewBox=\"0 0 " + std::to_string(width) + " " + std::to_string(height) + "\" preserveAspectRatio=\"none\"";
+}
+
 std::string clock_label(double epoch, double utc_offset_s, bool seconds) {
     time_t t = static_cast<time_t>(std::floor(epoch + utc_offset_s));
     struct tm tm {};
@@ -342,7 +348,8 @@ std::string breakdown_bar_svg(const std::vector<QueryWait> &breakdown, double sc
     std::map<std::pair<int, std::string>, double> by_type;
     for (const auto &w : breakdown) by_type[{wait_type_rank(w.wait_event_type), w.wait_event_type}] += w.value;
     std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"bar breakdown\" width=\"" +
-                    std::to_string(width) + "\" height=\"" + std::to_string(height) + "\">";
+                    std::to_string(width) + "\" height=\"" + std::to_string(height) + "\"" +
+                    bar_viewbox(width, height) + ">";
     double x = 0;
     if (scale_total > 0) {
         for (const auto &kv : by_type) {
@@ -359,7 +366,7 @@ std::string breakdown_bar_svg(const std::vector<QueryWait> &breakdown, double sc
 
 std::string run_bar_svg(const std::vector<QueryWait> &parts, double scale_ms, int width, int height) {
     std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"bar run\" width=\"" + std::to_string(width) +
-                    "\" height=\"" + std::to_string(height) + "\">";
+                    "\" height=\"" + std::to_string(height) + "\"" + bar_viewbox(width, height) + ">";
     double x = 0;
     if (scale_ms > 0) {
         for (const auto &p : parts) {
