@@ -89,10 +89,20 @@ std::string load_section(const ReportData &d, const LoadSections &ls) {
                 "sessions queue for a CPU.";
     else
         body += "No CPU line: this server's pg_stat_waits does not report <code>cpu_count</code> (1.2).";
+    if (!ch.points.empty()) {
+        double last = ch.points.front().bucket_start, total = 0;
+        for (const auto &p : ch.points) last = std::max(last, p.bucket_start);
+        for (const auto &p : ch.points)
+            if (p.bucket_start == last) total += p.avg_active;
+        double covered = std::min(last + ch.bucket_s, ls.window.to) - last;
+        body += " The last bucket (" + clock_text(last, d.utc_offset_s) + ", " + format_duration(covered) + " of " +
+                format_duration(ch.bucket_s) + " covered) averages <b class=\"last-bucket\">" + aas(total) +
+                "</b> sessions.";
+    }
     body += "</p>\n<p class=\"hint apart\">Not load, shown apart: sessions <b>idle in transaction</b> (the client "
             "holds a transaction open between statements) <b class=\"idle-tx\">" + aas(ch.idle_in_transaction) +
-            "</b> on average; background processes in their idle wait (<code>Activity</code>) " +
-            aas(ch.idle_background) + ".</p>\n";
+            "</b> on average; background processes sleeping (<code>Activity</code> waits, and their "
+            "<code>Timeout</code> waits such as the checkpointer's write delay) " + aas(ch.idle_background) + ".</p>\n";
     if (ch.slice == Slice::Sql && !ch.keys.empty()) {
         body += "<ul class=\"legend-sql\">";
         for (size_t i = 0; i < ch.keys.size(); i++) {

@@ -68,8 +68,11 @@ SampleSet Server::read_samples(const Window &w, double bucket_s) {
             c, "SELECT floor(extract(epoch FROM h.sample_time) / " + b + ") * " + b +
                    ", coalesce(h.backend_type, ''), coalesce(d.datname, ''), coalesce(r.rolname, ''), "
                    "coalesce(h.queryid, 0)::text, coalesce(h.wait_event_type, ''), coalesce(h.wait_event, ''), "
-                   "CASE WHEN h.wait_event_type = 'Activity' THEN 2 WHEN h.state LIKE 'idle in transaction%' THEN 1 "
-                   "ELSE 0 END, count(*) FROM " + qualified("pg_stat_waits_history") +
+                   // Background processes sleeping (their main loop, or a
+                   // throttling delay such as the checkpointer's) are idle.
+                   "CASE WHEN h.wait_event_type = 'Activity' OR (h.wait_event_type = 'Timeout' AND "
+                   "h.backend_type IS DISTINCT FROM 'client backend') THEN 2 "
+                   "WHEN h.state LIKE 'idle in transaction%' THEN 1 ELSE 0 END, count(*) FROM " + qualified("pg_stat_waits_history") +
                    " h LEFT JOIN pg_database d ON d.oid = h.datid LEFT JOIN pg_roles r ON r.oid = h.usesysid "
                    "WHERE h.sample_time >= " + epoch_sql(w.from) + " AND h.sample_time < " + epoch_sql(w.to) +
                    " AND h.state IS DISTINCT FROM 'idle' GROUP BY 1, 2, 3, 4, 5, 6, 7, 8");
