@@ -342,3 +342,33 @@ TEST(Top, BlockerPids) {
 }
 
 }  // namespace
+
+namespace {
+
+// A state longer than its column is shortened, never run into the next
+// column; a statement that started after the reading one is 0.0s, not -0.0s.
+TEST(Top, ColumnsStaySeparate) {
+    TopSnapshot s;
+    s.top_av.available = true;
+    Session x;
+    x.pid = 7;
+    x.backend_type = "client backend";
+    x.state = "idle in transaction";
+    x.wait_event_type = "Client";
+    x.wait_event = "ClientRead";
+    x.running_s = -0.02;
+    x.queryid = "-2837127208457219642";
+    s.sessions = {x};
+    x.state = "fastpath function call";
+    s.sessions.push_back(x);
+    auto lines = render_top_screen(s, 160, 0);
+    std::string row = lines[lines.size() - 2], row2 = lines.back();
+    EXPECT_NE(row.find("idle in tx "), std::string::npos) << row;
+    EXPECT_NE(row.find(" Client:ClientRead"), std::string::npos) << row;
+    EXPECT_NE(row.find(" 0.0s "), std::string::npos) << row;
+    EXPECT_EQ(row.find("-0.0s"), std::string::npos) << row;
+    EXPECT_NE(row.find(" -2837127208457219642 "), std::string::npos) << row;
+    EXPECT_NE(row2.find("fastpath funct… Client:ClientRead"), std::string::npos) << row2;
+}
+
+}  // namespace

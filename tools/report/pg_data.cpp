@@ -319,9 +319,12 @@ TopSnapshot Server::read_top() {
         s.status_line += ", " + str(r[2]) + " samples, history " + str(r[3]) + "/" + str(r[4]) + ", timing " +
                          (str(r[5]) == "t" ? "on" : "off");
     }
+    // RUNNING is measured against clock_timestamp(): now() is this
+    // statement's transaction start, earlier than a statement that began
+    // while it ran (that showed as -0.0s).
     pqxx::result a = run(
         c, "SELECT a.pid, a.backend_type, coalesce(a.state, ''), a.wait_event_type, a.wait_event, a.wait_time, "
-           "a.queryid::text, extract(epoch FROM now() - a.query_start)::float8, "
+           "a.queryid::text, extract(epoch FROM clock_timestamp() - a.query_start)::float8, "
            "coalesce(left(s.query, 300), ''), count(*) OVER (), "
            // blockers is new in 1.1: read through jsonb so that 1.0 answers NULL
            "translate(to_jsonb(a) ->> 'blockers', '[] ', '') "
