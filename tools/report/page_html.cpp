@@ -170,7 +170,7 @@ std::string blocking_section(const ReportData &d, const LoadSections &ls) {
     if (!body.empty()) return section_html("blocking", "Top blocking sessions", body);
     body = "<p class=\"hint\">From the lock blockers the sampler recorded for sessions in a <code>Lock</code> wait: "
            "<i>blocked</i> is the session-time others spent waiting on this one.</p>\n"
-           "<table class=\"blocking\"><tr><th>blocker pid</th><th>its state then</th><th>its statement</th>"
+           "<table class=\"blocking\"><tr><th>blocker pid</th><th>its state, last seen</th><th>its statement</th>"
            "<th>blocked</th><th>sessions</th><th>seen</th><th>statements it blocked</th></tr>\n";
     auto text_of = [&](const std::string &id) {
         auto it = ls.texts.find(id);

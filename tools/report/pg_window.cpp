@@ -110,8 +110,11 @@ void Server::read_blocking(LoadSections &ls, int n) {
     pqxx::result st = run_sql(c, "SELECT sample_period_ms FROM " + qualified("pg_stat_waits_status"));
     if (!st.empty() && dbl(st[0][0]) > 0) period = dbl(st[0][0]) / 1000.0;
     pqxx::result r = run_sql(
-        c, "SELECT (b->>'pid')::int, max(b->>'state'), max(concat(b->>'wait_event_type', ':', b->>'wait_event')), "
-           "coalesce(max(b->>'queryid'), ''), count(*), count(DISTINCT h.pid), "
+        // The blocker's state, wait and statement as last seen (one moment,
+        // not a mix of several).
+        c, "SELECT (b->>'pid')::int, (array_agg(b->>'state' ORDER BY h.sample_time DESC))[1], "
+           "(array_agg(concat(b->>'wait_event_type', ':', b->>'wait_event') ORDER BY h.sample_time DESC))[1], "
+           "coalesce((array_agg(b->>'queryid' ORDER BY h.sample_time DESC))[1], ''), count(*), count(DISTINCT h.pid), "
            "extract(epoch FROM min(h.sample_time))::float8, extract(epoch FROM max(h.sample_time))::float8, "
            "coalesce(string_agg(DISTINCT h.queryid::text, ','), '') FROM " + qualified("pg_stat_waits_history") +
            " h, jsonb_array_elements(h.blocker_details) b WHERE h.blocker_details IS NOT NULL AND h.sample_time >= " +
