@@ -1,6 +1,6 @@
 -- Schema of pg_stat_waits objects: columns, types, privileges.
 BEGIN;
-SELECT plan(36);
+SELECT plan(37);
 
 SELECT has_view('pg_stat_waits_activity');
 SELECT columns_are('pg_stat_waits_activity', ARRAY['pid', 'leader_pid', 'backend_type', 'datid', 'usesysid',
@@ -37,6 +37,7 @@ SELECT col_type_is('pg_stat_waits_status', 'timing', 'boolean');
 SELECT col_type_is('pg_stat_waits_status', 'interposed', 'text[]');
 SELECT col_type_is('pg_stat_waits_status', 'shmem_bytes', 'bigint');
 SELECT col_type_is('pg_stat_waits_status', 'stats_reset', 'timestamp with time zone');
+SELECT col_type_is('pg_stat_waits_status', 'cpu_count', 'integer');
 
 -- Readable by everyone, like pg_stat_activity.
 SELECT ok(has_table_privilege('public', 'pg_stat_waits_activity', 'SELECT'), 'PUBLIC may read activity');

@@ -115,13 +115,13 @@ main() {
   expect "report is self-contained (no script, link, src=, url(), no URL but the SVG namespace)" \
          bash -c "! grep -Eq '<script|<link|src=|url\\(|@import' '$html' && \
                   ! grep -o 'https\\?://[^\"]*' '$html' | grep -vqx 'http://www.w3.org/2000/svg'"
-  for obj in sessions timeline top exact queries slowruns histograms status; do
+  for obj in load topsql blocking sessions top exact queries slowruns histograms status; do
     expect "report has the $obj section" grep -q "<section id=\"$obj\">" "$html"
   done
   # Each section: data when the object exists, "not available" when not.
   section_of() { sed -n "/<section id=\"$1\">/,/<\/section>/p" "$html"; }
   local s o
-  for s in sessions:pg_stat_waits_activity timeline:pg_stat_waits_timeline top:pg_stat_waits_top exact:pg_stat_waits \
+  for s in sessions:pg_stat_waits_activity load:pg_stat_waits_history top:pg_stat_waits_top exact:pg_stat_waits \
            queries:pg_stat_waits_profile queries:pg_stat_waits_queries histograms:pg_stat_waits_histogram \
            slowruns:pg_stat_waits_executions status:pg_stat_waits_status; do
     o=${s#*:}; s=${s%%:*}

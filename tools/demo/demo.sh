@@ -50,6 +50,9 @@ run_demo() {
     # shellcheck disable=SC1090
     source "$extra"
   done
+  # The report while the workload still runs: its "sessions now" shows the
+  # sessions at work, and its last bucket is one still filling.
+  if declare -F demo_report_write >/dev/null; then demo_report_write; fi
   wait "$bench" "$holder" "$waiter" 2>/dev/null || true
   log "pgbench: $(grep -E '^tps' "$main/pgbench.out" | head -1)"
   log "pg_stat_waits: exact wait times of the whole demo (ms)"
@@ -74,5 +77,5 @@ run_demo() {
                   FROM pg_stat_waits_executions ORDER BY elapsed DESC LIMIT 6"
   log "pg_stat_waits_status"
   demo_psql -x -c "SELECT * FROM pg_stat_waits_status"
-  if declare -F demo_report_write >/dev/null; then demo_report_write; fi
+  if declare -F demo_report_show >/dev/null; then demo_report_show; fi
 }

@@ -72,7 +72,8 @@ ensure_packages() {
     sleep 30
   done
   # Debian starts a default cluster on install; the project never uses it.
-  pg_ctlcluster 15 main stop 2>/dev/null || true
+  # (It says "Cluster is not running." on stdout when there is none.)
+  pg_ctlcluster 15 main stop >/dev/null 2>&1 || true
 }
 
 # An unprivileged OS user to own test clusters (PostgreSQL refuses root).

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "duration.h"
+#include "load_model.h"
 
 namespace psw_report {
 
@@ -10,19 +11,26 @@ std::string usage_text() {
     return "pg_stat_waits_report: pictures and a live view of pg_stat_waits\n"
            "\n"
            "Usage:\n"
-           "  pg_stat_waits_report report [--since 1h] [--bucket 1min] [--top N] --html FILE [conn options]\n"
+           "  pg_stat_waits_report report [--since 1h | --from TIME [--to TIME]] [--compare BASELINE]\n"
+           "                              [--slice class] [--bucket 1min] [--top N] --html FILE [conn options]\n"
            "  pg_stat_waits_report top [--interval 1s] [--once] [--plain] [--count N] [conn options]\n"
            "  pg_stat_waits_report serve [--listen [ADDR]:PORT] [--config FILE] [--target NAME=DSN]...\n"
            "                             [--top N] [--histogram-events N] [--slow-interval 1min] [conn options]\n"
            "\n"
-           "report: writes one self-contained HTML file (inline SVG, no network): average active sessions by\n"
-           "        wait event type over time, top wait events, top queries with their waits, wait duration\n"
-           "        histograms and the sampler's status. --html - writes to stdout.\n"
+           "report: writes one self-contained HTML file (inline SVG, no network): database load (average active\n"
+           "        sessions) with a line at the server's CPU count, top SQL by load, top blocking sessions, top\n"
+           "        wait events, slowest runs, wait duration histograms and the sampler's status. --html - writes\n"
+           "        to stdout. The window: --since back from now, or --from TIME [--to TIME] (timestamps as the\n"
+           "        server reads them, or epoch seconds). --slice stacks the load by class, event, sql, user,\n"
+           "        database or backend. --compare BASELINE adds this window against a baseline, per wait and\n"
+           "        per statement: a duration (1d: the same window a day earlier), prev (the window just\n"
+           "        before), or FROM..TO.\n"
            "top:    live view refreshing every second: sessions now and top waits of the last minute; q or\n"
            "        Ctrl-C quits. When stdout is not a terminal (or with --plain/--once) it prints plain text:\n"
            "        --once one snapshot, --count N that many, else until interrupted.\n"
            "serve:  Prometheus exporter on --listen (default :9866). /metrics reads every target;\n"
-           "        /probe?target=NAME reads one. Targets: --config FILE (lines NAME = connection string)\n"
+           "        /probe?target=NAME reads one; /report/NAME is that target's live report page (window,\n"
+           "        slice and comparison picked on the page, generated on each request). Targets: --config FILE (lines NAME = connection string)\n"
            "        and --target NAME=DSN; with neither, the connection options make one target \"default\".\n"
            "        --top N queries per target (default 20), --histogram-events N (default 64);\n"
            "        per-query exact times are re-read every --slow-interval (default 1min).\n"
@@ -34,8 +42,11 @@ std::string usage_text() {
            "  -p, --port=PORT      server port\n"
            "  -U, --username=USER  user name\n"
            "  -d, --dbname=DBNAME  database name, or a connection string / URI\n"
-           "  --help               this text\n";
+           "  --help               this text\n"
+           "  --version            the tool's version\n";
 }
+
+std::string version_text() { return "pg_stat_waits_report (pg_stat_waits) 1.2\n"; }
 
 namespace {
 
@@ -86,6 +97,14 @@ ParseResult parse_args(const std::vector<std::string> &args) {
         std::string v;
         if (a == "--help" || a == "-?") {
             o.help = true;
+        } else if (a == "--version" || a == "-V") {
+            o.version = true;
+        } else if (a == "--from" || a == "--to" || a == "--compare") {
+            if (!next(&v) || v.empty()) return fail("option " + a + " needs a value");
+            (a == "--from" ? o.from : a == "--to" ? o.to : o.compare) = v;
+        } else if (a == "--slice") {
+            if (!next(&o.slice) || !parse_slice(o.slice))
+                return fail("invalid --slice \"" + o.slice + "\" (class, event, sql, user, database or backend)");
         } else if (a == "-h" || a == "--host") {
             if (!next(&o.host)) return fail("option " + a + " needs a value");
         } else if (a == "-p" || a == "--port") {
@@ -141,7 +160,8 @@ ParseResult parse_args(const std::vector<std::string> &args) {
             return fail("unexpected argument: " + a);
         }
     }
-    if (o.help) return r;
+    if (o.help || o.version) return r;
+    if (!o.to.empty() && o.from.empty()) return fail("--to needs --from");
     if (o.command.empty()) return fail("no command given (report, top or serve)");
     if (o.command != "report" && o.command != "top" && o.command != "serve")
         return fail("unknown command: " + o.command);

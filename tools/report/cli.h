@@ -16,6 +16,14 @@ struct Options {
     double bucket_s = 0;  // 0: chosen from the window
     std::string html_path;
     int top_n = 15;
+    // The window: --since back from now, or --from [--to] (timestamps the
+    // server parses, or epoch seconds); --compare a baseline: a duration
+    // (the same window that much earlier, e.g. 1d), "prev" (the window just
+    // before) or FROM..TO.
+    std::string from, to, compare;
+    std::string slice = "class";  // what the load chart stacks by (load_model.h)
+    std::string queryid;          // the live page's slow runs of one statement
+    bool version = false;
     // top
     double interval_s = 1;
     bool once = false;
@@ -26,8 +34,8 @@ struct Options {
     std::string listen = ":9866";
     std::string config_path;                                  // NAME = DSN lines
     std::vector<std::pair<std::string, std::string>> targets;  // --target NAME=DSN
-    int histogram_events = 64;
-    double slow_interval_s = 60;  // per-query timing table read at most this often  // most events with a duration histogram, per target
+    int histogram_events = 64;  // most events with a duration histogram, per target
+    double slow_interval_s = 60;  // per-query timing table read at most this often
     bool top_given = false;     // --top given (serve's default is 20)
 };
 
@@ -38,5 +46,8 @@ struct ParseResult {
 
 ParseResult parse_args(const std::vector<std::string> &args);
 std::string usage_text();
+// "pg_stat_waits_report (pg_stat_waits) 1.2": the extension version whose
+// objects this build knows; older ones are read as far as they go.
+std::string version_text();
 
 }  // namespace psw_report

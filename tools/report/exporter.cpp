@@ -13,6 +13,7 @@
 #include <civetweb.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -27,7 +28,9 @@
 #include <set>
 #include <sstream>
 
+#include "live_page.h"
 #include "pg_data.h"
+#include "pg_util.h"
 #include "prom_metrics.h"
 
 namespace psw_report {
@@ -36,15 +39,6 @@ namespace {
 
 using prometheus::MetricFamily;
 using namespace psw_report::prom;
-
-std::string first_line(const std::string &msg) {
-    std::string m = msg.substr(0, msg.find('\n'));
-    if (m.rfind("ERROR:  ", 0) == 0) m = m.substr(8);
-    return m;
-}
-
-std::string str(const pqxx::field &f) { return f.is_null() ? std::string() : std::string(f.c_str()); }
-double dbl(const pqxx::field &f) { return f.is_null() ? 0.0 : f.as<double>(); }
 
 void log_line(const std::string &s) {
     static std::mutex mu;
@@ -62,6 +56,8 @@ public:
           slow_interval_s_(slow_interval_s) {}
 
     const std::string &name() const { return name_; }
+    const std::string &conninfo() const { return conninfo_; }
+    int top_n() const { return top_n_; }
 
     std::vector<MetricFamily> collect() {
         std::lock_guard<std::mutex> g(mu_);
@@ -356,9 +352,23 @@ int begin_request(mg_connection *c) {
             std::string body = "<html><head><title>pg_stat_waits exporter</title></head><body><h1>pg_stat_waits "
                                "exporter</h1><p><a href=\"/metrics\">/metrics</a> (all targets)</p><ul>";
             for (auto &t : g_targets)
-                body += "<li><a href=\"/probe?target=" + t->name() + "\">/probe?target=" + t->name() + "</a></li>";
+                body += "<li>" + t->name() + ": <a href=\"/report/" + t->name() + "\">live report</a>, <a href=\"/probe?target=" +
+                        t->name() + "\">/probe?target=" + t->name() + "</a></li>";
             reply(c, 200, "OK", "text/html; charset=utf-8", body + "</ul></body></html>\n");
             return 200;
+        }
+        if (std::strncmp(uri, "/report/", 8) == 0) {
+            Target *t = find_target(uri + 8);
+            if (!t) {
+                reply(c, 404, "Not Found", "text/plain", "unknown target \"" + std::string(uri + 8) + "\"\n");
+                return 404;
+            }
+            // Its own connection, per request: a page may take longer than a
+            // scrape and must not hold the target's scrape lock.
+            PageReply p = live_report_page(uri, ri->query_string ? ri->query_string : "", t->conninfo(),
+                                           std::min(t->top_n(), 25));
+            reply(c, p.status, p.status == 200 ? "OK" : "Error", p.content_type, p.body);
+            return p.status;
         }
         if (std::strcmp(uri, "/probe") != 0) return 0;
         char name[256] = "";
@@ -454,7 +464,7 @@ int run_serve(const Options &o) {
     exposer->RegisterCollectable(all, "/metrics");
     std::string names;
     for (auto &t : g_targets) names += (names.empty() ? "" : ", ") + t->name();
-    log_line("listening on " + o.listen + " (/metrics, /probe?target=NAME); targets: " + names);
+    log_line("listening on " + o.listen + " (/metrics, /probe?target=NAME, /report/NAME); targets: " + names);
 
     int sig = 0;
     sigwait(&set, &sig);

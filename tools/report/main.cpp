@@ -68,6 +68,10 @@ int main(int argc, char **argv) {
         std::cout << usage_text();
         return 0;
     }
+    if (p.options.version) {
+        std::cout << version_text();
+        return 0;
+    }
     try {
         if (p.options.command == "serve") return run_serve(p.options);
         return p.options.command == "report" ? do_report(p.options) : do_top(p.options);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -35,6 +36,7 @@ struct TopEvent {
 struct ExactEvent {
     std::string wait_event_type;
     std::string wait_event;
+    std::string backend_type;  // "" on a server whose pg_stat_waits does not split by it
     int64_t calls = 0;
     double total_ms = 0;
     double mean_ms = 0;
@@ -79,6 +81,8 @@ struct SlowRun {
     std::vector<std::string> blockers;  // "pid 123 (idle in transaction, Client:ClientRead, queryid 42)"
 };
 
+struct LoadSections;  // load_model.h
+
 struct ReportData {
     std::string server;        // host:port/db as connected
     std::string server_version;
@@ -88,21 +92,18 @@ struct ReportData {
     std::string timezone;
     double since_s = 3600;
     double bucket_s = 60;
-    std::string bucket_note;  // set when the server refused the chosen bucket
 
     // Non-idle processes at the time of the report, by wait event.
     Availability sessions_av;
     std::vector<TopEvent> sessions_now;  // samples = number of sessions
     int processes = 0;
 
-    Availability timeline_av;
-    std::vector<TimelinePoint> timeline;
-
     Availability top_av;
     std::vector<TopEvent> top;
 
     Availability exact_av;
-    std::vector<ExactEvent> exact;
+    std::vector<ExactEvent> exact;  // without idle main-loop waits (Activity)
+    double exact_idle_ms = 0;       // those, summed
 
     Availability sampled_queries_av;
     std::string profile_since;  // stats_reset, text
@@ -120,6 +121,10 @@ struct ReportData {
     Availability status_av;
     std::vector<std::pair<std::string, std::string>> status;  // column, value ("" for NULL)
     bool timing_on = false;
+    std::string cpu_count;  // pg_stat_waits_status.cpu_count (1.2), "" when absent
+
+    // Database load, top SQL, blocking sessions, comparison (load_model.h).
+    std::shared_ptr<LoadSections> load;
 };
 
 // One process in the live view.

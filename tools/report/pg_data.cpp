@@ -9,6 +9,7 @@
 #include <pqxx/pqxx>
 
 #include "duration.h"
+#include "pg_util.h"
 
 namespace psw_report {
 
@@ -27,28 +28,13 @@ bool looks_like_conninfo(const std::string &s) {
     return s.find('=') != std::string::npos || s.rfind("postgresql://", 0) == 0 || s.rfind("postgres://", 0) == 0;
 }
 
-// Runs one statement outside any transaction block, so that a failing
-// section does not abort the others.
-pqxx::result run(pqxx::connection &c, const std::string &sql) {
-    pqxx::nontransaction tx(c);
-    return tx.exec(sql);
-}
-
-std::string str(const pqxx::field &f) { return f.is_null() ? std::string() : std::string(f.c_str()); }
-double dbl(const pqxx::field &f) { return f.is_null() ? 0.0 : f.as<double>(); }
-int64_t i64(const pqxx::field &f) { return f.is_null() ? 0 : f.as<int64_t>(); }
+pqxx::result run(pqxx::connection &c, const std::string &sql) { return run_sql(c, sql); }
 
 // Fills `av` for a section needing `object`; returns whether to read it.
 bool want(const Server &s, Availability &av, const std::string &object) {
     av.available = s.has(object);
     if (!av.available) av.missing_object = object;
     return av.available;
-}
-
-std::string first_line(const std::string &msg) {
-    std::string m = msg.substr(0, msg.find('\n'));
-    if (m.rfind("ERROR:  ", 0) == 0) m = m.substr(8);
-    return m;
 }
 
 }  // namespace
@@ -135,6 +121,8 @@ Server::Server(const Options &o) {
 
 Server::~Server() = default;
 
+pqxx::connection &Server::conn() { return holder_->c; }
+
 std::string Server::qualified(const std::string &object) const {
     return holder_->c.quote_name(schema_) + "." + holder_->c.quote_name(object);
 }
@@ -174,6 +162,7 @@ ReportData Server::read_report(const Options &o) {
                 d.status.emplace_back(name, str(r[0][i]));
                 if (name == "timing") d.timing_on = str(r[0][i]) == "t";
                 if (name == "stats_reset") d.profile_since = str(r[0][i]);
+                if (name == "cpu_count") d.cpu_count = str(r[0][i]);
             }
         });
 
@@ -190,29 +179,7 @@ ReportData Server::read_report(const Options &o) {
             }
         });
 
-    if (want(*this, d.timeline_av, "pg_stat_waits_timeline"))
-        guard(d.timeline_av, [&] {
-            auto query = [&](double bucket_s) {
-                const std::string bucket = c.quote(interval_literal(bucket_s)) + "::interval";
-                return run(c, "SELECT extract(epoch FROM bucket_start)::float8, wait_event_type, "
-                              "sum(avg_active)::float8 FROM " +
-                                  qualified("pg_stat_waits_timeline") + "(" + since + ", " + bucket +
-                                  ") GROUP BY 1, 2 ORDER BY 1, 2");
-            };
-            pqxx::result r;
-            try {
-                r = query(d.bucket_s);
-            } catch (const std::exception &e) {
-                // A server may refuse buckets finer than it keeps (e.g. only
-                // minute buckets); an automatic choice falls back to 1 min.
-                if (o.bucket_s > 0 || d.bucket_s == 60) throw;
-                d.bucket_note = "bucket " + format_duration(d.bucket_s) + " refused (" + first_line(e.what()) +
-                                "); using 1min";
-                d.bucket_s = 60;
-                r = query(d.bucket_s);
-            }
-            for (const auto &row : r) d.timeline.push_back({dbl(row[0]), str(row[1]), dbl(row[2])});
-        });
+    read_load(o, d);
 
     if (want(*this, d.top_av, "pg_stat_waits_top"))
         guard(d.top_av, [&] {
@@ -223,13 +190,21 @@ ReportData Server::read_report(const Options &o) {
 
     if (want(*this, d.exact_av, "pg_stat_waits"))
         guard(d.exact_av, [&] {
-            // One row per event: pg_stat_waits splits events by backend type.
-            pqxx::result r = run(c, "SELECT wait_event_type, wait_event, sum(calls), sum(total_time), "
-                                    "sum(total_time) / sum(calls), max(max_time) FROM " +
-                                        qualified("pg_stat_waits") +
-                                        " WHERE calls > 0 GROUP BY 1, 2 ORDER BY 4 DESC LIMIT " + n);
-            for (const auto &row : r)
-                d.exact.push_back({str(row[0]), str(row[1]), i64(row[2]), dbl(row[3]), dbl(row[4]), dbl(row[5])});
+            // One row per backend type and event: the same event in two process
+            // types (18's io workers and client backends) reads as two rows
+            // that say so. Idle main-loop waits (Activity) are summed apart.
+            pqxx::result r = run(c, "SELECT wait_event_type, wait_event, calls, total_time, mean_time, max_time, "
+                                    "coalesce(to_jsonb(w) ->> 'backend_type', '') FROM " +
+                                        qualified("pg_stat_waits") + " w WHERE calls > 0 ORDER BY 4 DESC");
+            for (const auto &row : r) {
+                if (str(row[0]) == "Activity") {
+                    d.exact_idle_ms += dbl(row[3]);
+                    continue;
+                }
+                if (d.exact.size() < static_cast<size_t>(o.top_n))
+                    d.exact.push_back({str(row[0]), str(row[1]), str(row[6]), i64(row[2]), dbl(row[3]), dbl(row[4]),
+                                       dbl(row[5])});
+            }
         });
 
     // Query breakdowns: the n queries with most samples (or wait time), each
@@ -250,7 +225,7 @@ ReportData Server::read_report(const Options &o) {
         std::string ids;
         for (const auto &q : out) ids += (ids.empty() ? "" : ",") + q.queryid;
         try {
-            pqxx::result t = run(c, "SELECT queryid::text, min(left(query, 400)) FROM " + c.quote_name(pgss_schema_) +
+            pqxx::result t = run(c, "SELECT queryid::text, min(query) FROM " + c.quote_name(pgss_schema_) +
                                         ".pg_stat_statements WHERE queryid IN (" + ids + ") GROUP BY 1");
             std::map<std::string, std::string> text;
             for (const auto &row : t) text[str(row[0])] = str(row[1]);
@@ -275,7 +250,9 @@ ReportData Server::read_report(const Options &o) {
                    "(SELECT string_agg(concat('pid ', b->>'pid', ' (', coalesce(b->>'state', '?'), ', ', "
                    "b->>'wait_event_type', ':', b->>'wait_event', coalesce(', queryid ' || (b->>'queryid'), ''), ')'), "
                    "chr(30)) FROM jsonb_array_elements(blockers) b WHERE b ? 'pid') FROM " +
-                       qualified("pg_stat_waits_executions") + " ORDER BY elapsed DESC LIMIT " + n);
+                       qualified("pg_stat_waits_executions") +
+                       (o.queryid.empty() ? std::string() : " WHERE queryid = " + c.quote(o.queryid) + "::bigint") +
+                       " ORDER BY elapsed DESC LIMIT " + n);
             auto split = [](const std::string &s, char sep) {
                 std::vector<std::string> out;
                 if (s.empty()) return out;
@@ -342,9 +319,12 @@ TopSnapshot Server::read_top() {
         s.status_line += ", " + str(r[2]) + " samples, history " + str(r[3]) + "/" + str(r[4]) + ", timing " +
                          (str(r[5]) == "t" ? "on" : "off");
     }
+    // RUNNING is measured against clock_timestamp(): now() is this
+    // statement's transaction start, earlier than a statement that began
+    // while it ran (that showed as -0.0s).
     pqxx::result a = run(
         c, "SELECT a.pid, a.backend_type, coalesce(a.state, ''), a.wait_event_type, a.wait_event, a.wait_time, "
-           "a.queryid::text, extract(epoch FROM now() - a.query_start)::float8, "
+           "a.queryid::text, extract(epoch FROM clock_timestamp() - a.query_start)::float8, "
            "coalesce(left(s.query, 300), ''), count(*) OVER (), "
            // blockers is new in 1.1: read through jsonb so that 1.0 answers NULL
            "translate(to_jsonb(a) ->> 'blockers', '[] ', '') "

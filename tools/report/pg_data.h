@@ -5,11 +5,13 @@
 #pragma once
 
 #include <memory>
+#include <pqxx/pqxx>
 #include <set>
 #include <stdexcept>
 #include <string>
 
 #include "cli.h"
+#include "load_model.h"
 #include "model.h"
 
 namespace psw_report {
@@ -38,7 +40,18 @@ public:
     ReportData read_report(const Options &o);
     TopSnapshot read_top();
 
+    // pg_window.cpp: the window's load, top SQL, blocking sessions and the
+    // comparison with a baseline window, into d.load.
+    void read_load(const Options &o, ReportData &d);
+    double epoch_of(const std::string &text);  // throws FatalError
+    SampleSet read_samples(const Window &w, double bucket_s);
+
 private:
+    void read_blocking(LoadSections &ls, int n);
+    void read_statement_details(LoadSections &ls);
+    pqxx::connection &conn();
+    const std::string &pgss_schema() const { return pgss_schema_; }
+
     struct Conn;  // holds the pqxx::connection (a typedef in libpqxx 6, not forward-declarable)
     std::unique_ptr<Conn> holder_;
     std::string schema_;       // where pg_stat_waits is installed

@@ -32,6 +32,8 @@ std::string num(double v) { return fmt("%.1f", v); }
 
 std::string format_value(double v) {
     if (v == 0) return "0";
+    // Whole numbers (tick values of counts, CPU counts) without decimals.
+    if (std::fabs(v) >= 1 && std::fabs(v - std::round(v)) < 1e-9) return fmt("%.0f", v);
     if (std::fabs(v) >= 100) return fmt("%.0f", v);
     if (std::fabs(v) >= 10) return fmt("%.1f", v);
     if (std::fabs(v) >= 1) return fmt("%.2f", v);
@@ -39,10 +41,20 @@ std::string format_value(double v) {
 }
 
 std::string format_ms(double ms) {
-    if (ms < 1) return fmt("%.3gms", ms);
+    // Sub-millisecond bounds in µs or ns, so an axis reads 1µs, 8µs, 66µs
+    // rather than 0.00102ms.
+    if (ms == 0) return "0";
+    if (ms < 0.001) return fmt("%.3gns", ms * 1e6);
+    if (ms < 1) return fmt("%.3gµs", ms * 1000);
     if (ms < 1000) return fmt("%.0fms", ms);
     if (ms < 60000) return fmt("%.3gs", ms / 1000);
     return fmt("%.3gmin", ms / 60000);
+}
+
+// A bar narrowed by its cell (max-width) scales with it instead of
+// spilling its segments past its edge.
+std::string bar_viewbox(int width, int height) {
+    return " viewBox=\"0 0 " + std::to_string(width) + " " + std::to_string(height) + "\" preserveAspectRatio=\"none\"";
 }
 
 std::string clock_label(double epoch, double utc_offset_s, bool seconds) {
@@ -109,7 +121,14 @@ NiceScale nice_scale(double data_max, int target_ticks) {
     return s;
 }
 
-StackedGrid stack_timeline(const std::vector<TimelinePoint> &points, double bucket_s, double until) {
+std::string palette_color(size_t i) {
+    static const char *kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+    return kPalette[i % (sizeof kPalette / sizeof kPalette[0])];
+}
+
+StackedGrid stack_timeline(const std::vector<TimelinePoint> &points, double bucket_s, double until,
+                           const std::vector<std::string> &order) {
     StackedGrid g;
     g.bucket_s = bucket_s > 0 ? bucket_s : 60;
     if (points.empty()) return g;
@@ -125,7 +144,10 @@ StackedGrid stack_timeline(const std::vector<TimelinePoint> &points, double buck
 
     std::map<std::pair<int, std::string>, std::vector<double>> by_type;
     for (const auto &p : points) {
-        auto &v = by_type[{wait_type_rank(p.wait_event_type), p.wait_event_type}];
+        int rank = wait_type_rank(p.wait_event_type);
+        if (!order.empty())
+            rank = static_cast<int>(std::find(order.begin(), order.end(), p.wait_event_type) - order.begin());
+        auto &v = by_type[{rank, p.wait_event_type}];
         v.resize(g.buckets, 0.0);
         double idx = std::floor((p.bucket_start - first) / g.bucket_s + 0.5);
         if (idx < 0 || idx >= static_cast<double>(g.buckets)) continue;
@@ -149,7 +171,11 @@ StackedGrid stack_timeline(const std::vector<TimelinePoint> &points, double buck
 std::string stacked_area_svg(const StackedGrid &g, const ChartOptions &opt) {
     const double left = 56, right = 150, top = 16, bottom = 40;
     const double pw = opt.width - left - right, ph = opt.height - top - bottom;
-    NiceScale ys = nice_scale(g.max_total, 5);
+    NiceScale ys = nice_scale(std::max(g.max_total, opt.cpu_line), 5);
+    auto color = [&](const std::string &layer) {
+        auto it = opt.colors.find(layer);
+        return it != opt.colors.end() ? it->second : wait_type_color(layer);
+    };
     const double n = static_cast<double>(g.buckets ? g.buckets : 1);
     auto X = [&](double i) { return left + pw * i / n; };
     auto Y = [&](double v) { return top + ph * (1 - v / ys.max); };
@@ -183,8 +209,17 @@ std::string stacked_area_svg(const StackedGrid &g, const ChartOptions &opt) {
         double peak = 0;
         for (size_t i = 0; i < g.buckets; i++) peak = std::max(peak, layer.upper[i] - layer.lower[i]);
         s += "<polygon class=\"area\" data-type=\"" + html_escape(layer.wait_event_type) + "\" fill=\"" +
-             wait_type_color(layer.wait_event_type) + "\" stroke=\"none\" points=\"" + pts + "\"><title>" +
+             color(layer.wait_event_type) + "\" stroke=\"none\" points=\"" + pts + "\"><title>" +
              html_escape(layer.wait_event_type) + " (peak " + format_value(peak) + ")</title></polygon>\n";
+    }
+    // The server's CPUs: load above this line with CPU on top means the
+    // CPUs are saturated (sessions queue for a CPU).
+    if (opt.cpu_line > 0) {
+        s += "<line class=\"cpu-line\" x1=\"" + num(left) + "\" x2=\"" + num(left + pw) + "\" y1=\"" +
+             num(Y(opt.cpu_line)) + "\" y2=\"" + num(Y(opt.cpu_line)) +
+             "\" stroke=\"#111\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n";
+        s += "<text class=\"cpu-label\" x=\"" + num(left + pw - 4) + "\" y=\"" + num(Y(opt.cpu_line) - 4) +
+             "\" text-anchor=\"end\" font-size=\"11\">Max CPU (" + format_value(opt.cpu_line) + ")</text>\n";
     }
     // Axes and time labels.
     s += "<line class=\"axis\" x1=\"" + num(left) + "\" x2=\"" + num(left + pw) + "\" y1=\"" + num(top + ph) +
@@ -215,9 +250,10 @@ std::string stacked_area_svg(const StackedGrid &g, const ChartOptions &opt) {
     for (size_t i = g.layers.size(); i-- > 0;) {
         const auto &t = g.layers[i].wait_event_type;
         s += "<rect class=\"legend\" x=\"" + num(left + pw + 14) + "\" y=\"" + num(ly) +
-             "\" width=\"12\" height=\"12\" fill=\"" + wait_type_color(t) + "\"/>\n";
-        s += "<text x=\"" + num(left + pw + 32) + "\" y=\"" + num(ly + 10) + "\" font-size=\"12\">" + html_escape(t) +
-             "</text>\n";
+             "\" width=\"12\" height=\"12\" fill=\"" + color(t) + "\"/>\n";
+        std::string label = t.size() > 17 ? t.substr(0, 16) + "…" : t;
+        s += "<text x=\"" + num(left + pw + 32) + "\" y=\"" + num(ly + 10) + "\" font-size=\"12\">" +
+             html_escape(label) + "<title>" + html_escape(t) + "</title></text>\n";
         ly += 18;
     }
     s += "</svg>\n";
@@ -250,6 +286,7 @@ std::string histogram_svg(const Histogram &h, int width, int height) {
     const double pw = width - left - right, ph = height - top - bottom;
     const size_t n = hi - lo + 1;
     NiceScale ys = nice_scale(static_cast<double>(maxc), 4);
+    if (ys.step < 1) ys = {std::ceil(ys.max), 1};  // counts: whole ticks only
     const double bw = pw / n;
     for (double v = 0; v <= ys.max + ys.step / 2; v += ys.step) {
         double y = top + ph * (1 - v / ys.max);
@@ -311,7 +348,8 @@ std::string breakdown_bar_svg(const std::vector<QueryWait> &breakdown, double sc
     std::map<std::pair<int, std::string>, double> by_type;
     for (const auto &w : breakdown) by_type[{wait_type_rank(w.wait_event_type), w.wait_event_type}] += w.value;
     std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"bar breakdown\" width=\"" +
-                    std::to_string(width) + "\" height=\"" + std::to_string(height) + "\">";
+                    std::to_string(width) + "\" height=\"" + std::to_string(height) + "\"" +
+                    bar_viewbox(width, height) + ">";
     double x = 0;
     if (scale_total > 0) {
         for (const auto &kv : by_type) {
@@ -328,7 +366,7 @@ std::string breakdown_bar_svg(const std::vector<QueryWait> &breakdown, double sc
 
 std::string run_bar_svg(const std::vector<QueryWait> &parts, double scale_ms, int width, int height) {
     std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"bar run\" width=\"" + std::to_string(width) +
-                    "\" height=\"" + std::to_string(height) + "\">";
+                    "\" height=\"" + std::to_string(height) + "\"" + bar_viewbox(width, height) + ">";
     double x = 0;
     if (scale_ms > 0) {
         for (const auto &p : parts) {

@@ -3,6 +3,7 @@
 // horizontal breakdown bars. Pure functions of their input (unit-tested).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,14 +41,22 @@ struct StackedGrid {
     double max_total = 0;
 };
 // `until` extends the grid with empty buckets up to the bucket holding it.
-StackedGrid stack_timeline(const std::vector<TimelinePoint> &points, double bucket_s, double until);
+// `order`, when given, stacks the layers in that order (bottom first)
+// instead of by wait type (for slices that are not wait classes).
+StackedGrid stack_timeline(const std::vector<TimelinePoint> &points, double bucket_s, double until,
+                           const std::vector<std::string> &order = {});
 
 struct ChartOptions {
     int width = 960;
     int height = 320;
     double utc_offset_s = 0;  // labels in the server's time zone
     std::string timezone_label;
+    double cpu_line = 0;  // > 0: a dashed line at the server's CPU count
+    std::map<std::string, std::string> colors;  // layer -> colour; others by wait type
 };
+
+// A colour for the i-th band of a slice that is not a wait class.
+std::string palette_color(size_t i);
 
 std::string stacked_area_svg(const StackedGrid &grid, const ChartOptions &opt);
 std::string histogram_svg(const Histogram &h, int width = 460, int height = 180);

@@ -63,9 +63,19 @@ std::string blockers_cell(const std::vector<int> &pids) {
 
 namespace {
 
+// A column of w characters that always ends in a space, so that a long
+// value never runs into the next column; a cut value ends in "…".
 std::string pad(const std::string &s, size_t w) {
-    std::string t = fit_width(s, w);
+    std::string t = s;
+    if (display_width(t) > w - 1) t = fit_width(t, w - 2) + "…";
     return t + std::string(w - display_width(t), ' ');
+}
+
+// pg_stat_activity's states, short enough for the STATE column.
+std::string short_state(const std::string &state) {
+    if (state == "idle in transaction") return "idle in tx";
+    if (state == "idle in transaction (aborted)") return "idle in tx (ab)";
+    return state;
 }
 
 std::string fmt(const char *f, double v) {
@@ -110,7 +120,7 @@ std::vector<std::string> render_top_screen(const TopSnapshot &s, int width, int 
     }
     L.push_back("");
 
-    L.push_back(pad("PID", 8) + pad("TYPE", 16) + pad("STATE", 15) + pad("WAIT", 28) + pad("BLOCKED BY", 13) +
+    L.push_back(pad("PID", 8) + pad("TYPE", 16) + pad("STATE", 16) + pad("WAIT", 28) + pad("BLOCKED BY", 13) +
                 pad("WAIT MS", 9) +
                 pad("RUNNING", 9) + pad("QUERYID", 21) + "QUERY");
     size_t room = s.sessions.size();
@@ -121,9 +131,9 @@ std::vector<std::string> render_top_screen(const TopSnapshot &s, int width, int 
     for (size_t i = 0; i < room; i++) {
         const auto &x = s.sessions[i];
         std::string wait = x.wait_event_type.empty() ? "" : x.wait_event_type + ":" + x.wait_event;
-        L.push_back(pad(std::to_string(x.pid), 8) + pad(x.backend_type, 16) + pad(x.state, 15) + pad(wait, 28) +
+        L.push_back(pad(std::to_string(x.pid), 8) + pad(x.backend_type, 16) + pad(short_state(x.state), 16) + pad(wait, 28) +
                     pad(blockers_cell(x.blockers), 13) + pad(x.wait_ms ? fmt("%.1f", *x.wait_ms) : "", 9) +
-                    pad(x.running_s ? fmt("%.1fs", *x.running_s) : "", 9) + pad(x.queryid, 21) +
+                    pad(x.running_s ? fmt("%.1fs", std::max(0.0, *x.running_s)) : "", 9) + pad(x.queryid, 21) +
                     one_line(x.query));
     }
     if (room < s.sessions.size()) L.push_back("  … " + std::to_string(s.sessions.size() - room) + " more");

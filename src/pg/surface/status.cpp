@@ -7,6 +7,9 @@
 #include "../timing/timing.h"
 #include "../../core/wait_catalog.h"
 
+#include <sched.h>
+#include <unistd.h>
+
 PSW_SQL_FUNCTION(pg_stat_waits_status_internal)
 PSW_SQL_FUNCTION(pg_stat_waits_require_preload)
 PSW_SQL_FUNCTION(pg_stat_waits_inject_sampler_fault)
@@ -17,7 +20,7 @@ enum StatusColumn {
     kStSamplerPid, kStSamplePeriod, kStSamplesTaken, kStLastSample, kStHistorySize, kStHistoryUsed,
     kStProfileEntries, kStProfileMax, kStProfileDropped, kStTiming, kStInterposed, kStShmemBytes,
     kStStatsReset, kStSamplerLagMs, kStProfileEvicted, kStBucketsEvicted, kStQueriesEvicted, kStQueriesDropped,
-    kStColumns
+    kStCpuCount, kStColumns
 };
 
 static Datum interposed_array(uint32 mask) {
@@ -26,6 +29,18 @@ static Datum interposed_array(uint32 mask) {
     for (int c = 0; c < kBlockingCallCount; c++)
         if (mask & (1u << c)) elems[n++] = CStringGetTextDatum(blocking_call_name(static_cast<BlockingCall>(c)));
     return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+// CPUs this server may run on: the backend's affinity mask (inherited from
+// the postmaster, so a server pinned to some CPUs reports those), else the
+// online CPUs. Average active sessions above it with CPU on top mean the
+// CPUs are saturated.
+static int32 server_cpu_count() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? static_cast<int32>(n) : 1;
 }
 
 }  // namespace psw
@@ -69,6 +84,9 @@ Datum pg_stat_waits_status_internal(PG_FUNCTION_ARGS) {
         } else {
             n[psw::kStQueriesEvicted] = n[psw::kStQueriesDropped] = true;
         }
+        // New in 1.2; a 1.1 catalog's result has 18 columns and forms its
+        // tuples from the first 18 values only.
+        v[psw::kStCpuCount] = Int32GetDatum(psw::server_cpu_count());
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
         return static_cast<Datum>(0);
     });

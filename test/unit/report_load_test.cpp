@@ -1,0 +1,164 @@
+// The load model of pg_stat_waits_report: average active sessions from
+// sampled cells (partial buckets, idle time apart), slices, top SQL by
+// load and the comparison of two windows; and their HTML.
+#include <gtest/gtest.h>
+
+#include "load_model.h"
+#include "page_html.h"
+#include "report_html.h"
+
+using namespace psw_report;
+
+namespace {
+
+SampleCell cell(double bucket, const std::string &type, const std::string &event, int64_t n,
+                SampleKind kind = SampleKind::Active, const std::string &queryid = "7") {
+    SampleCell c;
+    c.bucket_start = bucket;
+    c.wait_event_type = type;
+    c.wait_event = event;
+    c.samples = n;
+    c.kind = kind;
+    c.queryid = queryid;
+    c.user = "alice";
+    c.database = "shop";
+    c.backend_type = "client backend";
+    return c;
+}
+
+// 10 ms period: 100 samples a second are one session.
+SampleSet window_set(double from, double to) {
+    SampleSet s;
+    s.covered = {from, to};
+    s.period_s = 0.01;
+    return s;
+}
+
+// The bucket still filling is averaged over the time it covers: 4 sessions
+// for the 15 s of a 60 s bucket that have passed read 4, not 1.
+TEST(Load, PartialBucketIsAveragedOverItsCoveredTime) {
+    SampleSet s = window_set(0, 75);
+    s.cells = {cell(0, "Lock", "tuple", 6000 * 4), cell(60, "Lock", "tuple", 1500 * 4)};
+    LoadChart ch = build_load_chart(s, Slice::WaitClass, 60);
+    ASSERT_EQ(ch.points.size(), 2u);
+    EXPECT_NEAR(ch.points[0].avg_active, 4.0, 1e-9);
+    EXPECT_NEAR(ch.points[1].avg_active, 4.0, 1e-9);
+    EXPECT_NEAR(ch.avg_load, 4.0, 1e-9);
+}
+
+// A window starting mid-bucket covers only part of its first bucket too.
+TEST(Load, WindowStartCutsTheFirstBucket) {
+    SampleSet s = window_set(30, 120);
+    s.cells = {cell(0, "CPU", "CPU", 3000), cell(60, "CPU", "CPU", 6000)};
+    LoadChart ch = build_load_chart(s, Slice::WaitClass, 60);
+    ASSERT_EQ(ch.points.size(), 2u);
+    EXPECT_NEAR(ch.points[0].avg_active, 1.0, 1e-9);
+    EXPECT_NEAR(ch.points[1].avg_active, 1.0, 1e-9);
+}
+
+TEST(Load, IdleInTransactionAndIdleBackgroundAreNotLoad) {
+    SampleSet s = window_set(0, 60);
+    s.cells = {cell(0, "CPU", "CPU", 6000), cell(0, "Client", "ClientRead", 12000, SampleKind::IdleInTransaction),
+               cell(0, "Activity", "WalWriterMain", 6000, SampleKind::IdleBackground, "")};
+    LoadChart ch = build_load_chart(s, Slice::WaitClass, 60);
+    ASSERT_EQ(ch.points.size(), 1u);
+    EXPECT_EQ(ch.points[0].wait_event_type, "CPU");
+    EXPECT_NEAR(ch.avg_load, 1.0, 1e-9);
+    EXPECT_NEAR(ch.idle_in_transaction, 2.0, 1e-9);
+    EXPECT_NEAR(ch.idle_background, 1.0, 1e-9);
+}
+
+TEST(Load, SlicesAndTheirLimit) {
+    SampleSet s = window_set(0, 60);
+    for (int i = 0; i < 12; i++) s.cells.push_back(cell(0, "CPU", "CPU", 100 * (i + 1), SampleKind::Active, std::to_string(i + 1)));
+    LoadChart ch = build_load_chart(s, Slice::Sql, 60, 8);
+    ASSERT_EQ(ch.keys.size(), 8u);  // 7 statements and "other"
+    EXPECT_EQ(ch.keys.front(), "12");
+    EXPECT_EQ(ch.keys.back(), "other");
+    double total = 0;
+    for (const auto &p : ch.points) total += p.avg_active;
+    EXPECT_NEAR(total, 7800 * 0.01 / 60, 1e-9);  // nothing lost in "other"
+    EXPECT_EQ(build_load_chart(s, Slice::User, 60).keys, std::vector<std::string>{"alice"});
+    EXPECT_EQ(build_load_chart(s, Slice::Database, 60).keys, std::vector<std::string>{"shop"});
+    EXPECT_EQ(build_load_chart(s, Slice::BackendType, 60).keys, std::vector<std::string>{"client backend"});
+    // Minute buckets know wait events only: other slices fall back to classes, said so.
+    s.by_wait_only = true;
+    LoadChart w = build_load_chart(s, Slice::User, 60);
+    EXPECT_FALSE(w.sliced_as_asked);
+    EXPECT_EQ(w.slice, Slice::WaitClass);
+    for (Slice sl : all_slices()) EXPECT_EQ(parse_slice(slice_param(sl)), sl);
+    EXPECT_FALSE(parse_slice("nope"));
+}
+
+// The idle-in-transaction client wait after a statement is its own column:
+// the statement's sampled CPU share is then that of its active samples.
+TEST(Load, TopSqlKeepsIdleInTransactionApart) {
+    SampleSet s = window_set(0, 10);
+    s.cells = {cell(0, "CPU", "CPU", 950), cell(0, "Lock", "tuple", 50),
+               cell(0, "Client", "ClientRead", 1000, SampleKind::IdleInTransaction),
+               cell(0, "IO", "DataFileRead", 500, SampleKind::Active, "8"), cell(0, "CPU", "CPU", 10, SampleKind::Active, "0")};
+    std::vector<TopSql> top = build_top_sql(s, 5);
+    ASSERT_EQ(top.size(), 2u);  // no row for queryid 0
+    EXPECT_EQ(top[0].queryid, "7");
+    EXPECT_NEAR(top[0].load, 1.0, 1e-9);
+    EXPECT_NEAR(top[0].idle_in_transaction, 1.0, 1e-9);
+    EXPECT_NEAR(type_share(top[0].waits, "CPU"), 95.0, 1e-9);
+    EXPECT_EQ(top[1].queryid, "8");
+}
+
+TEST(Load, CompareRanksTheLargestChangeFirst) {
+    SampleSet storm = window_set(0, 10), calm = window_set(100, 120);
+    storm.cells = {cell(0, "Lock", "transactionid", 3000), cell(0, "CPU", "CPU", 1000)};
+    calm.cells = {cell(100, "CPU", "CPU", 1600, SampleKind::Active, "9")};
+    std::vector<CompareRow> w = compare_by_wait(storm, calm, 10);
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_EQ(w[0].key, "Lock:transactionid");
+    EXPECT_NEAR(w[0].delta(), 3.0, 1e-9);
+    EXPECT_NEAR(w[1].current, 1.0, 1e-9);
+    EXPECT_NEAR(w[1].baseline, 0.8, 1e-9);  // 1600 samples over 20 s
+    std::vector<CompareRow> q = compare_by_sql(storm, calm, 10);
+    ASSERT_EQ(q.size(), 2u);
+    EXPECT_EQ(q[0].key, "7");
+}
+
+TEST(LoadHtml, CpuLineTopSqlTextAndBlockers) {
+    ReportData d;
+    d.now_epoch = 120;
+    d.load = std::make_shared<LoadSections>();
+    LoadSections &ls = *d.load;
+    ls.window = {0, 120};
+    ls.load_av.available = ls.top_sql_av.available = ls.blocking_av.available = true;
+    SampleSet s = window_set(0, 120);
+    s.cells = {cell(0, "CPU", "CPU", 6000), cell(60, "Lock", "tuple", 12000)};
+    ls.chart = build_load_chart(s, Slice::WaitClass, 60);
+    ls.chart.cpu_count = 2;
+    ls.top_sql = build_top_sql(s, 5);
+    std::string long_text = "UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2 " + std::string(200, 'x');
+    ls.top_sql[0].text = long_text;
+    ls.top_sql[0].exact_ms = 100;
+    ls.top_sql[0].exact = {{"CPU", "CPU", 40}, {"Lock", "tuple", 60}};
+    BlockingSession b;
+    b.pid = 4242;
+    b.state = "idle in transaction";
+    b.blocked_s = 12.5;
+    b.waiters = 3;
+    ls.blocking = {b};
+    std::string html = render_report_html(d);
+    EXPECT_NE(html.find("<line class=\"cpu-line\""), std::string::npos);
+    EXPECT_NE(html.find("Max CPU (2)"), std::string::npos);
+    // The full text is on the page, and the cut one says it is cut.
+    EXPECT_NE(html.find("WHERE tid = $2 " + std::string(200, 'x') + "</pre>"), std::string::npos);
+    EXPECT_NE(html.find("open for the full text"), std::string::npos);
+    EXPECT_NE(html.find("data-cpu-exact=\"40.0\""), std::string::npos);
+    EXPECT_NE(html.find("data-pid=\"4242\""), std::string::npos);
+    EXPECT_NE(html.find("12.50 s"), std::string::npos);
+    // A file has no picker; the live page has one, with links that keep the path.
+    EXPECT_EQ(html.find("class=\"picker\""), std::string::npos);
+    ls.page_path = "/report/main";
+    ls.window_param = "5min";
+    html = render_report_html(d);
+    EXPECT_NE(html.find("href=\"/report/main?window=1h&amp;slice=class\""), std::string::npos);
+    EXPECT_NE(html.find("data-slice=\"sql\" href=\"/report/main?window=5min&amp;slice=sql\""), std::string::npos);
+}
+
+}  // namespace
