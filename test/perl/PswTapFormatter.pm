@@ -1,9 +1,10 @@
-# prove's formatter for ./run test (prove --merge --formatter PswTapFormatter).
+# prove's formatter for ./run test (prove --formatter PswTapFormatter).
 # Every test file's TAP is read by TAP::Parser, and this prints one line per
-# file: its result, its counts and its time; under a failing file, each
-# failed assertion with the diagnostics that follow it, and for a file that
-# died, its last lines. Notes (the psql sessions' and nodes' debug output)
-# are not printed: they stay in tmp_check/log.
+# file: its result, its counts and its time, and under a failing file its
+# failed assertions. Their diagnostics (Test::More's diag, a die message) are
+# on the tests' standard error, which prove passes through as the file runs,
+# just before that line; notes (the psql sessions' and nodes' debug output,
+# on standard output) are not printed: they stay in tmp_check/log.
 #
 # With PSW_TAP_COUNTS set, the totals go to that file as one line
 # "PASSED FAILED SKIPPED" for the runner, so it counts from the parsed TAP
@@ -16,6 +17,10 @@ package PswTapFormatter;
 use strict;
 use warnings;
 use parent 'TAP::Formatter::Base';
+
+# The tests' standard error goes straight out: this output must keep up
+# with it, so that a file's diagnostics come right before its line.
+STDOUT->autoflush(1);
 
 sub open_test
 {
@@ -56,33 +61,10 @@ use strict;
 use warnings;
 use parent 'TAP::Formatter::Session';
 
-# Diagnostics kept after a failed assertion, and lines kept from the end of
-# a file in case it dies: enough for Test::More's got/expected and a Perl
-# error with its location.
-my $max_diag = 15;
-my $max_tail = 10;
-
 sub result
 {
 	my ($self, $result) = @_;
-	if ($result->is_test)
-	{
-		$self->{psw_in_failure} = !$result->is_ok;
-		push @{ $self->{psw_failures} }, [ $result->as_string ] if $self->{psw_in_failure};
-		$self->{psw_tail} = [];
-		return;
-	}
-	return if $result->is_plan || $result->is_version;
-	my $line = $result->as_string;
-	return if $line =~ /^\s*$/;
-	if ($self->{psw_in_failure})
-	{
-		my $diag = $self->{psw_failures}[-1];
-		push @$diag, $line if @$diag <= $max_diag;
-	}
-	my $tail = $self->{psw_tail} ||= [];
-	push @$tail, $line;
-	shift @$tail if @$tail > $max_tail;
+	push @{ $self->{psw_failures} }, $result->as_string if $result->is_test && !$result->is_ok;
 	return;
 }
 
@@ -113,14 +95,7 @@ sub close_test
 	$formatter->add_counts($p, $f, $s);
 	$formatter->_output(sprintf("%-34s %5d passed%s%s  %6.1f s  %s\n",
 		$self->name, $p, $f ? ", $f failed" : '', $s ? ", $s skipped" : '', $secs, $status));
-	for my $diag (@{ $self->{psw_failures} || [] })
-	{
-		$formatter->_output("    $_\n") for @$diag;
-	}
-	if ($f && !@{ $self->{psw_failures} || [] })
-	{
-		$formatter->_output("    (last lines) $_\n") for @{ $self->{psw_tail} || [] };
-	}
+	$formatter->_output("    $_\n") for @{ $self->{psw_failures} || [] };
 	return;
 }
 

@@ -120,13 +120,14 @@ step_installcheck() {
 
 # TAP tests (test/t/*.pl), read as TAP by prove's parser: the formatter
 # test/perl/PswTapFormatter.pm prints one line per file with its result and,
-# under a failing one, its failed assertions and their diagnostics, and
-# writes the counts (top-level assertions; skipped ones apart; a file that
-# dies or plans wrongly one failure more) to a file read here.
+# under a failing one, its failed assertions (their diagnostics come just
+# before, on the tests' standard error; notes stay in the logs), and writes
+# the counts (top-level assertions; skipped ones apart; a file that dies or
+# plans wrongly one failure more) to a file read here.
 step_prove() {
   local rc counts=$PSW_WORK/tap_counts p="" f="" s=""
   rm -f "$counts"
-  work_make -s prove_installcheck PROVE_FLAGS="--merge --formatter PswTapFormatter" \
+  work_make -s prove_installcheck PROVE_FLAGS="--formatter PswTapFormatter" \
     PSW_TAP_COUNTS="$counts" 2>&1 | grep --line-buffered -v '^+++ tap install-check'
   rc=${PIPESTATUS[0]}
   [ -f "$counts" ] && read -r p f s <"$counts"
