@@ -20,8 +20,9 @@ join_by() { local sep=$1 out=$2; shift 2; for a in "$@"; do out+="$sep$a"; done;
 readme_table() {
   local readme=${1:-$PSW_ROOT/README.md} dir=${2:-$PSW_ROOT/bench/results}
   local begin='<!-- bench-table begin -->' end='<!-- bench-table end -->'
-  grep -qxF "$begin" "$readme" && grep -qxF "$end" "$readme" \
-    || { echo "readme_table: $readme has no '$begin' ... '$end' block" >&2; return 1; }
+  if ! grep -qxF "$begin" "$readme" || ! grep -qxF "$end" "$readme"; then
+    echo "readme_table: $readme has no '$begin' ... '$end' block" >&2; return 1
+  fi
   local tmp tsv md ver cmd cols=() links=() runs=() i=0
   tmp=$(mktemp -d /tmp/pgsw-readme.XXXXXX)
   # latest.tsv first (the default major), then the others by name.
@@ -29,6 +30,7 @@ readme_table() {
     [ -f "$tsv" ] || continue
     md=${tsv%.tsv}.md
     ver=$(sed -n 's/^- \*\*PostgreSQL:\*\* postgres (PostgreSQL) \([0-9.]*\).*/\1/p' "$md" 2>/dev/null)
+    # shellcheck disable=SC2016  # the report's Markdown backticks, literally
     cmd=$(sed -n 's/^- \*\*Reproduce:\*\* `\([^`]*\)`.*/\1/p' "$md" 2>/dev/null)
     ver=${ver:-$(basename "$tsv" .tsv)}
     # bench_acceptance reads $BENCH_METRICS and writes its table into a chunk
