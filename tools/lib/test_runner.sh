@@ -128,7 +128,7 @@ step_prove() {
   local rc counts=$PSW_WORK/tap_counts p="" f="" s=""
   rm -f "$counts"
   work_make -s prove_installcheck PROVE_FLAGS="--formatter PswTapFormatter" \
-    PSW_TAP_COUNTS="$counts" 2>&1 | grep --line-buffered -v '^+++ tap install-check'
+    PSW_TAP_COUNTS="$counts" 2>&1 | grep --line-buffered -vE '^(# )?[+]{3} tap install-check'
   rc=${PIPESTATUS[0]}
   [ -f "$counts" ] && read -r p f s <"$counts"
   # No counts: prove or the formatter itself failed before the summary.
