@@ -27,7 +27,10 @@ PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 # running preloaded server with PSW_SERVER='--host=... --port=...'.
 PSW_SERVER ?= --temp-instance=tmp_check --temp-config=$(CURDIR)/test/regress.conf
 REGRESS_OPTS = --inputdir=test $(PSW_SERVER)
-ISOLATION_OPTS = --inputdir=test $(PSW_SERVER)
+# The isolation specs' temporary instance adds test/isolation.conf (a small
+# profile_max, for eviction); a running server given in PSW_SERVER is used as is.
+ISOLATION_OPTS = --inputdir=test $(PSW_SERVER) \
+    $(if $(findstring --temp-instance,$(PSW_SERVER)),--temp-config=$(CURDIR)/test/isolation.conf)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

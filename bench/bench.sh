@@ -1,8 +1,9 @@
 # Benchmark harness: ./run bench [--quick] [--only SECTION[,SECTION...]]
 # Runs every section side by side over the configurations of bench_lib.sh,
-# writes bench/results/latest.md (+ latest.tsv with the raw figures, plots)
-# and prints the report. Sections: callgrind sampler throughput paired
-# accuracy memory contrib. See docs/bench.md.
+# writes bench/results/latest.md for PostgreSQL 15, latest-NN.md for another
+# major (+ .tsv with the raw figures, plots), prints the report and rewrites
+# the README's table from it (bench/readme_table.sh). Sections: callgrind
+# sampler throughput paired accuracy memory contrib. See docs/bench.md.
 # shellcheck shell=bash
 
 BENCH_HERE=$PSW_ROOT/bench
@@ -38,7 +39,7 @@ run_bench() {
       *) die "usage: ./run bench [--quick] [--only SECTION,...]" ;;
     esac
   done
-  BENCH_QUICK=$quick
+  BENCH_QUICK=$quick BENCH_ONLY=$only
   BENCH_OUT=${BENCH_OUT:-$BENCH_HERE/results}
   mkdir -p "$BENCH_OUT"
   BENCH_TMP=$(mktemp -d /tmp/pgsw-bench.XXXXXX)
@@ -66,6 +67,10 @@ run_bench() {
   done
   bench_write_report
   cat "$BENCH_REPORT"
+  # A full run's figures are the README's too: its table is generated.
+  case $BENCH_REPORT in
+    "$BENCH_HERE"/results/latest*) bash "$BENCH_HERE/readme_table.sh" "$PSW_ROOT/README.md" "$BENCH_HERE/results" ;;
+  esac
   log "bench: report in ${BENCH_REPORT#"$PSW_ROOT"/} ($(( $(date +%s) - BENCH_T0 )) s)"
   rm -rf "$BENCH_TMP"
 }

@@ -159,11 +159,22 @@ EOF
   [ $plotted = 1 ] || md "No scaling data in this run (quick mode measures only 1000 backends)." ""
 }
 
+# The report's name: one per PostgreSQL major, rewritten by every run (git
+# keeps the history): latest.md for the default 15, latest-NN.md for the
+# others. A quick run or one of some sections (--only) writes quick*.md
+# instead, which is not committed: a latest report is always a full run.
+bench_report_name() {
+  local name=latest
+  [ "$BENCH_QUICK" = 1 ] || [ -n "${BENCH_ONLY:-}" ] && name=quick
+  [ "$PSW_PG_MAJOR" = 15 ] || name+="-$PSW_PG_MAJOR"
+  echo "$name"
+}
+
 bench_write_report() {
-  local pfx="" name=latest
-  [ "$BENCH_QUICK" = 1 ] && { pfx=quick_; name=quick; }
+  local name
+  name=$(bench_report_name)
   bench_acceptance
-  bench_plots "$pfx"
+  bench_plots "$name-"
   local pgv pgwsv commit f
   pgv=$("$PSW_BINDIR/postgres" --version)
   pgwsv=$(dpkg-query -W -f='${Version}' "postgresql-$PSW_PG_MAJOR-pg-wait-sampling" 2>/dev/null ||

@@ -10,8 +10,9 @@ PSW_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG_CONFIG=$(command -v pg_config)
 PSW_BINDIR=$("$PG_CONFIG" --bindir)
 PSW_STAGE=""
+PSW_PG_MAJOR=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
 PSW_BUILD=$(mktemp -d /tmp/pgsw-bsmoke-build.XXXXXX)
-export PSW_ROOT PG_CONFIG PSW_BINDIR PSW_STAGE PSW_BUILD
+export PSW_ROOT PG_CONFIG PSW_BINDIR PSW_STAGE PSW_BUILD PSW_PG_MAJOR
 # shellcheck source=tools/lib/common.sh
 source "$PSW_ROOT/tools/lib/common.sh"
 PSW_OS_USER=$(id -un)
@@ -122,6 +123,28 @@ bench_smoke() {
   if command -v valgrind >/dev/null; then
     bsmoke_check "report carries the measured slope" grep -q "^| no extension | $(fmt "$slope") |" "$BENCH_REPORT"
   fi
+
+  bsmoke_check "a quick report is not a latest one ($(basename "$BENCH_REPORT"))" \
+    [ "$(basename "$BENCH_REPORT")" = "quick$([ "$PSW_PG_MAJOR" = 15 ] || echo "-$PSW_PG_MAJOR").md" ]
+
+  # The README's table is generated: from this run's figures, taken as a
+  # major's latest report, it shows their verdicts under the version ...
+  local rdir=$BENCH_TMP/readme ver
+  mkdir -p "$rdir/results"
+  cp "$BENCH_REPORT" "$rdir/results/latest.md"; cp "${BENCH_REPORT%.md}.tsv" "$rdir/results/latest.tsv"
+  printf '%s\n' '# t' '<!-- bench-table begin -->' 'stale' '<!-- bench-table end -->' 'tail' >"$rdir/README.md"
+  ver=$("$PG_CONFIG" --version | cut -d' ' -f2)
+  bash "$PSW_ROOT/bench/readme_table.sh" "$rdir/README.md" "$rdir/results" 2>&1
+  bsmoke_check "README table headed by the report's version ($ver)" grep -qxF "| check | target | $ver |" "$rdir/README.md"
+  bsmoke_check "README table marks timing not available" \
+    grep -qF "| timing on: extra instructions / statement over compute_query_id = on | ≤ 0.5 % | not available" "$rdir/README.md"
+  bsmoke_check "README table replaces the old block, keeps the rest" \
+    [ "$(grep -c -e stale -e '^# t$' -e '^tail$' "$rdir/README.md")" = 2 ]
+  # ... and the committed README holds exactly what the committed reports
+  # generate: a figure edited by hand, or a report not carried over, fails.
+  cp "$PSW_ROOT/README.md" "$rdir/README.committed.md"
+  bash "$PSW_ROOT/bench/readme_table.sh" "$rdir/README.committed.md" "$PSW_ROOT/bench/results" 2>&1
+  bsmoke_check "README's benchmark table is the generated one" cmp -s "$PSW_ROOT/README.md" "$rdir/README.committed.md"
 
   unset "BENCH_DIR[main]" "BENCH_PORT[main]"
   rm -rf "$BENCH_TMP" "$PSW_BUILD"

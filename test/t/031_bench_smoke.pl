@@ -13,6 +13,6 @@ $node->safe_psql('postgres', 'CREATE ROLE postgres SUPERUSER LOGIN');
 local $ENV{PGHOST} = $node->host;
 local $ENV{PGPORT} = $node->port;
 local $ENV{PGDATA} = $node->data_dir;
-psw_run_checks([ 'bash', 'bench/smoke.sh' ], 19);
+psw_run_checks([ 'bash', 'bench/smoke.sh' ], 25);
 $node->stop;
 done_testing();

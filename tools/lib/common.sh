@@ -10,13 +10,23 @@ PSW_OS_USER=${PSW_OS_USER:-pgsw}
 PSW_PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 PG_CONFIG=${PG_CONFIG:-$PSW_PG15_CONFIG}
 
-# Packages for every server version; pgTAP and pg_wait_sampling are packaged
-# for Debian's 15 only (pgTAP is SQL only: its files are staged into other
-# versions too; pg_wait_sampling, a C library, runs on 15 only).
-PSW_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib clang-14 llvm-14 libpqxx-dev
-  postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl libgtest-dev cmake g++ make valgrind
-  postgresql-15-pg-wait-sampling pkg-config gnuplot-nox procps chromium tmux python3 python3-yaml jq
-  libipc-run-perl rsync prometheus-cpp-dev prometheus sqlsmith)
+# Packages, by what a command needs (on every server version: pgTAP and
+# pg_wait_sampling are packaged for Debian's 15 only; pgTAP is SQL only and
+# its files are staged into other versions too, pg_wait_sampling, a C
+# library, runs on 15 only). ./run demo builds and installs the extension and
+# the report tool, and drives psql and pgbench: the base list alone.
+PSW_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib clang-14 llvm-14 g++ make
+  pkg-config libpqxx-dev prometheus-cpp-dev procps)
+# ./run build and ./run test add the unit tests (CMake, GoogleTest), the TAP
+# and pgTAP harness, valgrind, the compat test's pg_wait_sampling, and what
+# the report, exporter and browser checks drive.
+# shellcheck disable=SC2034  # ./run picks the list
+PSW_PACKAGES_TEST=(cmake libgtest-dev postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
+  libipc-run-perl valgrind postgresql-15-pg-wait-sampling rsync chromium tmux python3 python3-yaml jq
+  prometheus gnuplot-nox sqlsmith)
+# ./run bench adds callgrind, its peer pg_wait_sampling and the plots.
+# shellcheck disable=SC2034  # ./run picks the list
+PSW_PACKAGES_BENCH=(valgrind postgresql-15-pg-wait-sampling gnuplot-nox)
 # What building PostgreSQL 18 from source needs (tools/pg/build_postgres18.sh).
 # Release tarballs since 17 ship no generated parser or scanner: bison and flex make them.
 PSW_PACKAGES_PG18=(bzip2 gcc make bison flex perl libicu-dev liburing-dev zlib1g-dev pkg-config)
@@ -55,7 +65,8 @@ psw_select_pg() {
   log "PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2) ($PG_CONFIG)"
 }
 
-# Installs what is missing from Debian's archive (root only).
+# ensure_packages [PACKAGE...]: installs what is missing of the base list
+# and the given packages from Debian's archive (root only).
 ensure_packages() {
   local missing=() p
   for p in "${PSW_PACKAGES[@]}" "$@"; do
@@ -72,7 +83,8 @@ ensure_packages() {
     sleep 30
   done
   # Debian starts a default cluster on install; the project never uses it.
-  # (It says "Cluster is not running." on stdout when there is none.)
+  # pg_ctlcluster says "Cluster is not running." on stdout when it is
+  # already stopped (a second install after the first stopped it).
   pg_ctlcluster 15 main stop >/dev/null 2>&1 || true
 }
 

@@ -86,8 +86,9 @@ fetch_exporter() {
 }
 
 work_make() {  # work_make ARGS...: make in the work tree as the cluster user
+  # PERL5LIB: prove itself loads the TAP formatter from test/perl.
   as_os_user env PSW_LONG="${PSW_LONG:-0}" PSW_EXPORTER="$PSW_EXPORTER" \
-    PSW_PG_REGRESS_DIR="${PSW_PG_REGRESS_DIR:-}" \
+    PSW_PG_REGRESS_DIR="${PSW_PG_REGRESS_DIR:-}" PERL5LIB="$PSW_WORK/test/perl${PERL5LIB:+:$PERL5LIB}" \
     make -C "$PSW_WORK" --no-print-directory PG_CONFIG="$PSW_STAGED_PG_CONFIG" "$@"
 }
 
@@ -117,26 +118,25 @@ step_installcheck() {
   count_regress regress-nopreload $rc "$out"
 }
 
-# TAP tests (test/t/*.pl): one count per top-level assertion; a test script
-# that dies or plans wrongly ("Parse errors") counts one failure more. A
-# skipped assertion ("ok N # skip") or a skipped file is counted as skipped,
-# never as passed.
+# TAP tests (test/t/*.pl), read as TAP by prove's parser: the formatter
+# test/perl/PswTapFormatter.pm prints one line per file with its result and,
+# under a failing one, its failed assertions (their diagnostics come just
+# before, on the tests' standard error; notes stay in the logs), and writes
+# the counts (top-level assertions; skipped ones apart; a file that dies or
+# plans wrongly one failure more) to a file read here.
 step_prove() {
-  local out rc p f s broken
-  out=$(work_make prove_installcheck PROVE_FLAGS="-v --timer" 2>&1); rc=$?
-  echo "$out" | grep -E '^(not ok|# |test/t/|Result|Files=)|^\[|Failed|Dubious|Parse errors|Wstat' \
-    | grep -vE '^# (Subtest|Looks like|test succeeded)' | tail -150
-  p=$(grep -cE '^ok [0-9]+' <<<"$out")
-  s=$(grep -ciE '^ok [0-9]+[^#]*# skip' <<<"$out")
-  p=$((p - s))
-  s=$((s + $(grep -cE '^test/t/[^ ]+ \.+ skipped:|^\[[0-9:]+\] test/t/[^ ]+ \.+ skipped:' <<<"$out")))
+  local rc counts=$PSW_WORK/tap_counts p="" f="" s=""
+  rm -f "$counts"
+  work_make -s prove_installcheck PROVE_FLAGS="--formatter PswTapFormatter" \
+    PSW_TAP_COUNTS="$counts" 2>&1 | grep --line-buffered -vE '^(# )?[+]{3} tap install-check'
+  rc=${PIPESTATUS[0]}
+  [ -f "$counts" ] && read -r p f s <"$counts"
+  # No counts: prove or the formatter itself failed before the summary.
+  [ -n "$p" ] || { p=0; f=1; s=0; }
+  [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
   PSW_SKIPPED=$((PSW_SKIPPED + s))
   [ "$s" -gt 0 ] && log "tap: $s skipped (not counted as passed)"
-  f=$(grep -cE '^not ok [0-9]+' <<<"$out")
-  broken=$(grep -cE '^  Parse errors:' <<<"$out")
-  f=$((f + broken))
-  [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
-  if [ $rc -ne 0 ] && [ -d "$PSW_WORK/tmp_check/log" ]; then
+  if [ "$rc" -ne 0 ] && [ -d "$PSW_WORK/tmp_check/log" ]; then
     echo "TAP logs kept in $PSW_WORK/tmp_check/log"
   fi
   record tap "$p" "$f"
