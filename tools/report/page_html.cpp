@@ -181,12 +181,12 @@ std::string blocking_section(const ReportData &d, const LoadSections &ls) {
         for (const auto &id : b.blocked_queryids)
             blocked += "<div>" + statement_html(text_of(id), "queryid " + id) + "</div>";
         body += "<tr class=\"blocker\" data-pid=\"" + std::to_string(b.pid) + "\"><td class=\"num\">" +
-                std::to_string(b.pid) + "</td><td>" + esc(b.state) + (b.wait.size() > 1 ? "<br>" + esc(b.wait) : "") +
+                std::to_string(b.pid) + "</td><td class=\"state\">" + esc(b.state) + (b.wait.size() > 1 ? "<br>" + esc(b.wait) : "") +
                 "</td><td>" +
                 (b.queryid.empty() ? std::string("<i>none or hidden</i>")
                                    : statement_html(text_of(b.queryid), "queryid " + b.queryid)) +
                 "</td><td class=\"num\">" + fmt_ms(b.blocked_s * 1000) + "</td><td class=\"num\">" +
-                std::to_string(b.waiters) + "</td><td class=\"num\">" + clock_text(b.first, d.utc_offset_s) + " – " +
+                std::to_string(b.waiters) + "</td><td>" + clock_text(b.first, d.utc_offset_s) + " – " +
                 clock_text(b.last, d.utc_offset_s) + "</td><td>" + blocked + "</td></tr>\n";
     }
     return section_html("blocking", "Top blocking sessions", body + "</table>\n");
@@ -232,7 +232,7 @@ text-decoration:none;color:#234} .picker a.on{background:#234;color:#fff} .picke
 pre.sql{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px;margin:4px 0;background:#f7f7f7;padding:4px}
 .qid{color:#555;font-size:12px} td.up{color:#b00020} td.down{color:#1a7f37}
 .sidebyside{display:flex;flex-wrap:wrap;gap:24px} .sidebyside>div{flex:1 1 360px;min-width:0}
-ul.legend-sql{list-style:none;padding:0;font-size:12px}
+ul.legend-sql{list-style:none;padding:0;font-size:12px} td.state{min-width:8.5em}
 )";
 
 std::string render_load_sections(const ReportData &d) {
