@@ -343,11 +343,11 @@ subtest 'timing off moves nothing, and off stops at once' => sub {
 };
 
 # A busy client's next statement comes before its backend would sleep, so
-# the backend publishes its per-query rows and the event totals of the
-# waits outside any statement (the wait for the client itself) once it has
-# waited 10 ms for its client, a second has passed, or it exits; a session
-# reading the views flushes its own first; turning timing off flushes
-# everything then and there.
+# the backend publishes its per-query rows before it waits for the client,
+# and the event totals of the waits outside any statement (the wait for the
+# client itself, its recv and send) once it has waited 10 ms, a second has
+# passed, or it exits; a session reading the views flushes its own first;
+# turning timing off flushes everything then and there.
 subtest 'an idle session publishes its waits for the client, a reader sees its own at once, off holds nothing' => sub {
 	ok(wait_for_quiet(0), 'no other sessions');
 	my $client_reads = "SELECT coalesce(sum(calls), 0) FROM pg_stat_waits "
@@ -372,10 +372,9 @@ subtest 'an idle session publishes its waits for the client, a reader sees its o
 	};
 	# Three waits for the client timed: before each probe.
 	$send->('SELECT 4242 AS idle_flush_probe') for 1 .. 3;
+	is(sql($admin, $probe_calls), 3, 'the per-query rows are published before the session waits for its client');
 	# $s stays open and idle: only its idle flush can publish these.
 	my $t0 = time;
-	ok(wait_until(sub { sql($admin, $probe_calls) == 3 }, 5),
-		'the per-query rows are published once the session idles');
 	ok(wait_until(sub { sql($admin, $client_reads) >= $reads0 + 3 }, 5),
 		'another session sees its waits for the client while it idles');
 	my $waited_ms = (time - $t0) * 1000;
