@@ -177,13 +177,13 @@ callgrind_pause_slope() {
   printf 'SELECT 1;\n\\sleep 3 ms\n' >"$dir/pause.sql"
   chmod a+r "$dir/pause.sql"
   for k in "$n" "$((2 * n))"; do
-    before=$(ls "$dir")
+    before=$(cd "$dir" && printf '%s\n' cg.*)
     "$PSW_BINDIR/pgbench" -n -h "$dir" -p "$CG_PORT" -U postgres -f "$dir/pause.sql" -t "$k" postgres \
       >/dev/null 2>&1 || true
     f="" best=0
     sleep 2  # the profile is written when the backend has exited
     for _ in $(seq 240); do
-      for x in $(comm -13 <(echo "$before" | sort) <(ls "$dir" | sort) | grep '^cg\.'); do
+      for x in $(comm -13 <(echo "$before" | sort) <(cd "$dir" && printf '%s\n' cg.* | sort)); do
         t=$(cg_totals "$dir/$x")
         if [ -n "$t" ] && [ "$t" -gt "$best" ]; then best=$t f=$dir/$x; fi
       done
