@@ -102,7 +102,8 @@ const char *exec_record_problem(const ExecRecord &r, uint16_t index_count, int64
         return "a slow execution's counts or times are out of range";
     for (uint16_t i = 0; i < r.nwaits; i++) {
         if (r.waits[i].index >= index_count) return "a slow execution has an unknown wait event";
-        if (r.waits[i].calls > kMax || r.waits[i].ns > kMax) return "a slow execution's counts or times are out of range";
+        if (r.waits[i].calls > kMax || r.waits[i].ns > kMax)
+            return "a slow execution's counts or times are out of range";
     }
     return nullptr;
 }

@@ -251,10 +251,14 @@ uint64_t MinuteBuckets::move(int64_t minute, uint32_t wait, uint64_t from_queryi
 bool MinuteBuckets::check(int64_t max_minute, bool (*wait_ok)(uint32_t wait), const char **why) const {
     auto row_wait_ok = [&](uint32_t wait) { return wait == kWaitCatchAll || wait_ok(wait & ~kWaitOtherQueries); };
     auto minute_ok = [&](const Bucket &b) {
-        if (b.seq.seq % 2 != 0) *why = "a minute was saved while being written";
-        else if (b.minute < -1 || b.minute > max_minute) *why = "a minute lies outside the clock's range";
-        else if (b.minute == -1 && (b.samples != 0 || b.ticks != 0)) *why = "an empty minute has samples";
-        else return true;
+        if (b.seq.seq % 2 != 0)
+            *why = "a minute was saved while being written";
+        else if (b.minute < -1 || b.minute > max_minute)
+            *why = "a minute lies outside the clock's range";
+        else if (b.minute == -1 && (b.samples != 0 || b.ticks != 0))
+            *why = "an empty minute has samples";
+        else
+            return true;
         return false;
     };
     for (uint32_t i = 0; i < header_->nbuckets; i++) {

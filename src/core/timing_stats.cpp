@@ -353,8 +353,7 @@ const char *block_problem(const Block &b, uint16_t index_count, uint32_t backend
         if (r.index >= index_count) return "a per-query row has an unknown wait event";
         if (r.backend_type >= backend_types || r.backend_type >= kMaxBackendTypes)
             return "a per-query row has an unknown backend type";
-        if (r.calls > kInt64Max || r.total_ns > kInt64Max)
-            return "a per-query row's calls or time are out of range";
+        if (r.calls > kInt64Max || r.total_ns > kInt64Max) return "a per-query row's calls or time are out of range";
     }
     return nullptr;
 }

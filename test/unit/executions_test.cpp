@@ -129,7 +129,8 @@ TEST(ExecSummary, RecordProblemsAreNamed) {
     EXPECT_STREQ(problem([](ExecRecord *x) { x->text_len = psw::kExecTextMax + 1; }),
                  "a slow execution has more waits or text than fit");
     EXPECT_STREQ(problem([](ExecRecord *x) { x->ended = 6000; }), "a slow execution's process or times are impossible");
-    EXPECT_STREQ(problem([](ExecRecord *x) { x->started = 3000; }), "a slow execution's process or times are impossible");
+    EXPECT_STREQ(problem([](ExecRecord *x) { x->started = 3000; }),
+                 "a slow execution's process or times are impossible");
     EXPECT_STREQ(problem([](ExecRecord *x) { x->pid = 0; }), "a slow execution's process or times are impossible");
     EXPECT_STREQ(problem([](ExecRecord *x) { x->elapsed_ns = 1ULL << 63; }),
                  "a slow execution's counts or times are out of range");

@@ -232,7 +232,9 @@ TEST(TimingPersistence, SaveLoadRoundTripAndRefusesForeignData) {
 const char *check_saved(const EventCounters &c, uint8_t event_type, const QueryKey &row, uint64_t row_calls) {
     auto s = std::make_unique<SharedEvents>();
     s->init();
-    s->begin(); s->add(event_type, 12, c); s->end();
+    s->begin();
+    s->add(event_type, 12, c);
+    s->end();
     TableMem m(64);
     m.t->add(row, row_calls, 4000);
     FILE *f = std::tmpfile();
@@ -246,7 +248,11 @@ const char *check_saved(const EventCounters &c, uint8_t event_type, const QueryK
 
 TEST(TimingPersistence, CheckRefusesImplausibleBlocks) {
     EventCounters c{};
-    c.calls = 4; c.total_ns = 4000; c.max_ns = 1500; c.hist[0] = 2; c.hist[1] = 2;
+    c.calls = 4;
+    c.total_ns = 4000;
+    c.max_ns = 1500;
+    c.hist[0] = 2;
+    c.hist[1] = 2;
     const QueryKey row{77, 1, 2, 12, 13};
     EXPECT_EQ(check_saved(c, 13, row, 4), nullptr);
 
@@ -269,7 +275,8 @@ TEST(TimingPersistence, CheckRefusesImplausibleBlocks) {
     ASSERT_NE(f, nullptr);
     std::fputs("garbage", f);
     std::rewind(f);
-    EXPECT_STREQ(timing_check(f, wait_index_count(), 14), "the block does not match this build's layout or is truncated");
+    EXPECT_STREQ(timing_check(f, wait_index_count(), 14),
+                 "the block does not match this build's layout or is truncated");
     std::fclose(f);
 }
 

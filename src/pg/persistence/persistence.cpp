@@ -56,8 +56,7 @@ static uint32_t crc32c_step(uint32_t crc, const void *data, size_t len) {
 static bool sampled_wait_ok(uint32 wait) {
     if (wait == 0 || wait == kWaitIdleNoEvent) return true;
     const uint8 cls = static_cast<uint8>(wait >> 24);
-    return (wait & 0x00FF0000u) == 0 && cls != kClassCPU && cls != kClassUnreported &&
-           wait_class_by_id(cls) != nullptr;
+    return (wait & 0x00FF0000u) == 0 && cls != kClassCPU && cls != kClassUnreported && wait_class_by_id(cls) != nullptr;
 }
 
 // BackendType values run from B_INVALID (0) to B_LOGGER, the last on every
@@ -357,8 +356,10 @@ static void load_all() {
         return;
     }
     if (!S_ISREG(st.st_mode)) {  // not ours to remove; the save at shutdown will fail too
-        elog(LOG, "pg_stat_waits: \"%s\" is %s, not a statistics file: nothing loaded, and no statistics can be "
-             "saved until it is removed", kStatFile, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+        elog(LOG,
+             "pg_stat_waits: \"%s\" is %s, not a statistics file: nothing loaded, and no statistics can be "
+             "saved until it is removed",
+             kStatFile, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
         return;
     }
     bool good = false;
