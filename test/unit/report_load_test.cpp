@@ -101,6 +101,7 @@ TEST(Load, TopSqlKeepsIdleInTransactionApart) {
     ASSERT_EQ(top.size(), 2u);  // no row for queryid 0
     EXPECT_EQ(top[0].queryid, "7");
     EXPECT_NEAR(top[0].load, 1.0, 1e-9);
+    EXPECT_EQ(top[0].samples, 1000);
     EXPECT_NEAR(top[0].idle_in_transaction, 1.0, 1e-9);
     EXPECT_NEAR(type_share(top[0].waits, "CPU"), 95.0, 1e-9);
     EXPECT_EQ(top[1].queryid, "8");

@@ -140,7 +140,8 @@ std::string top_sql_section(const ReportData &d, const LoadSections &ls) {
                              std::to_string(q.slow_runs) + " slow runs</a>";
         double cpu_s = type_share(q.waits, "CPU");
         std::string cpu = fmtd("%.0f%%", cpu_s);
-        std::string attrs = " data-queryid=\"" + esc(q.queryid) + "\" data-load=\"" + fmtd("%.4f", q.load) +
+        std::string attrs = " data-queryid=\"" + esc(q.queryid) + "\" data-samples=\"" + std::to_string(q.samples) +
+                            "\" data-load=\"" + fmtd("%.4f", q.load) +
                             "\" data-cpu-sampled=\"" + fmtd("%.1f", cpu_s) + "\"";
         if (q.exact_ms) {
             double cpu_e = type_share(q.exact, "CPU");
