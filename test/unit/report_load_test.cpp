@@ -3,6 +3,7 @@
 // load and the comparison of two windows; and their HTML.
 #include <gtest/gtest.h>
 
+#include "cli.h"
 #include "load_model.h"
 #include "page_html.h"
 #include "report_html.h"
@@ -160,6 +161,23 @@ TEST(LoadHtml, CpuLineTopSqlTextAndBlockers) {
     html = render_report_html(d);
     EXPECT_NE(html.find("href=\"/report/main?window=1h&amp;slice=class\""), std::string::npos);
     EXPECT_NE(html.find("data-slice=\"sql\" href=\"/report/main?window=5min&amp;slice=sql\""), std::string::npos);
+}
+
+TEST(Cli, WindowSliceCompareAndVersion) {
+    ParseResult r = parse_args({"report", "--from", "2024-05-01 10:00", "--to=2024-05-01 11:00", "--compare", "1d",
+                                "--slice", "sql", "--html", "x.html"});
+    ASSERT_EQ(r.error, "");
+    EXPECT_EQ(r.options.from, "2024-05-01 10:00");
+    EXPECT_EQ(r.options.to, "2024-05-01 11:00");
+    EXPECT_EQ(r.options.compare, "1d");
+    EXPECT_EQ(r.options.slice, "sql");
+    EXPECT_NE(parse_args({"report", "--to", "x", "--html", "x.html"}).error.find("--to needs --from"), std::string::npos);
+    EXPECT_NE(parse_args({"report", "--slice", "colour", "--html", "x.html"}).error.find("invalid --slice"),
+              std::string::npos);
+    ParseResult v = parse_args({"--version"});
+    EXPECT_EQ(v.error, "");
+    EXPECT_TRUE(v.options.version);
+    EXPECT_NE(version_text().find("pg_stat_waits_report"), std::string::npos);
 }
 
 }  // namespace

@@ -129,6 +129,7 @@ struct LoadSections {
     LoadChart chart;
     Availability top_sql_av;
     std::vector<TopSql> top_sql;
+    std::string top_sql_note;  // set when top SQL covers less than the window
     std::string exact_since;   // the exact per-query times count since this reset
     Availability blocking_av;
     std::vector<BlockingSession> blocking;

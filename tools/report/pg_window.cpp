@@ -48,7 +48,7 @@ double Server::epoch_of(const std::string &text) {
     }
 }
 
-SampleSet Server::read_samples(const Window &w, double bucket_s) {
+SampleSet Server::read_samples(const Window &w, double bucket_s, bool history_only) {
     pqxx::connection &c = conn();
     SampleSet set;
     set.covered = w;
@@ -63,7 +63,9 @@ SampleSet Server::read_samples(const Window &w, double bucket_s) {
     if (wrapped) oldest = dbl(run_sql(c, "SELECT extract(epoch FROM min(sample_time))::float8 FROM " +
                                              qualified("pg_stat_waits_history"))[0][0]);
     const std::string b = std::to_string(bucket_s > 0 ? bucket_s : 60);
-    if (!wrapped || oldest <= set.covered.from + set.period_s) {
+    if (!wrapped || oldest <= set.covered.from + set.period_s || history_only) {
+        // history_only: the part of the window the ring still holds.
+        if (wrapped) set.covered.from = std::max(set.covered.from, oldest);
         pqxx::result r = run_sql(
             c, "SELECT floor(extract(epoch FROM h.sample_time) / " + b + ") * " + b +
                    ", coalesce(h.backend_type, ''), coalesce(d.datname, ''), coalesce(r.rolname, ''), "
@@ -81,10 +83,11 @@ SampleSet Server::read_samples(const Window &w, double bucket_s) {
                                  str(row[6]), static_cast<SampleKind>(i64(row[7])), i64(row[8])});
         return set;
     }
-    // Older than the ring: whole minutes from the minute buckets.
+    // Older than the ring: whole minutes from the minute buckets, which
+    // outlive a restart (so the window is not cut at the server's start).
     set.by_wait_only = true;
     double bucket = std::max(60.0, std::ceil((bucket_s > 0 ? bucket_s : 60) / 60) * 60);
-    set.covered.from = std::floor(set.covered.from / 60) * 60;
+    set.covered.from = std::floor(w.from / 60) * 60;
     pqxx::result now = run_sql(c, "SELECT extract(epoch FROM now())::float8");
     double since = dbl(now[0][0]) - set.covered.from;
     pqxx::result r = run_sql(c, "SELECT extract(epoch FROM bucket_start)::float8, wait_event_type, wait_event, samples "
@@ -246,7 +249,18 @@ void Server::read_load(const Options &o, ReportData &d) {
         if (!d.cpu_count.empty()) ls->chart.cpu_count = std::atof(d.cpu_count.c_str());
     });
     ls->top_sql_av.error = ls->load_av.error;
-    if (ls->load_av.error.empty()) ls->top_sql = build_top_sql(cur, static_cast<size_t>(o.top_n));
+    if (ls->load_av.error.empty() && cur.by_wait_only) {
+        // Statements are only in the raw history: rank those it still holds.
+        guard(ls->top_sql_av, [&] {
+            SampleSet recent = read_samples(ls->window, bucket, true);
+            ls->top_sql = build_top_sql(recent, static_cast<size_t>(o.top_n));
+            ls->top_sql_note = "Statements are known only in the raw sample history, which reaches back to " +
+                               std::to_string(static_cast<long long>(recent.covered.seconds())) +
+                               " s before the window's end: this ranking and the blocking sessions cover that part.";
+        });
+    } else if (ls->load_av.error.empty()) {
+        ls->top_sql = build_top_sql(cur, static_cast<size_t>(o.top_n));
+    }
     guard(ls->blocking_av, [&] { read_blocking(*ls, o.top_n); });
     if (!o.compare.empty()) {
         ls->compared = true;
