@@ -2,6 +2,7 @@
 // sessions and the comparison (load_model.h): the raw history ring when it
 // reaches back to the window's start (every dimension), else the server's
 // minute buckets through pg_stat_waits_timeline (wait events only).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -53,12 +54,16 @@ SampleSet Server::read_samples(const Window &w, double bucket_s, bool history_on
     SampleSet set;
     set.covered = w;
     pqxx::result st = run_sql(
-        c, "SELECT sample_period_ms, history_used, history_size, extract(epoch FROM pg_postmaster_start_time())::float8 "
-           "FROM " + qualified("pg_stat_waits_status"));
-    if (!st.empty() && dbl(st[0][0]) > 0) set.period_s = dbl(st[0][0]) / 1000.0;
-    const bool wrapped = !st.empty() && i64(st[0][1]) >= i64(st[0][2]);
-    // Before the server started nothing was sampled; that time is not load 0.
-    if (!st.empty()) set.covered.from = std::max(set.covered.from, dbl(st[0][3]));
+        c, "SELECT sample_period_ms, history_used, history_size, extract(epoch FROM pg_postmaster_start_time())::float8, "
+           "extract(epoch FROM stats_reset)::float8 FROM " + qualified("pg_stat_waits_status"));
+    if (st.empty()) throw FatalError("pg_stat_waits_status returned no row");
+    if (dbl(st[0][0]) > 0) set.period_s = dbl(st[0][0]) / 1000.0;
+    const bool wrapped = i64(st[0][1]) >= i64(st[0][2]);
+    // Before the statistics were reset (or first kept) nothing was counted,
+    // and the history ring starts empty with the server: that time is not
+    // load 0.
+    const double reset = dbl(st[0][4]);
+    set.covered.from = std::max({set.covered.from, dbl(st[0][3]), reset});
     double oldest = -1;
     if (wrapped) oldest = dbl(run_sql(c, "SELECT extract(epoch FROM min(sample_time))::float8 FROM " +
                                              qualified("pg_stat_waits_history"))[0][0]);
@@ -84,10 +89,10 @@ SampleSet Server::read_samples(const Window &w, double bucket_s, bool history_on
         return set;
     }
     // Older than the ring: whole minutes from the minute buckets, which
-    // outlive a restart (so the window is not cut at the server's start).
+    // outlive a restart: the window is cut at the statistics' reset, not the server's start.
     set.by_wait_only = true;
     double bucket = std::max(60.0, std::ceil((bucket_s > 0 ? bucket_s : 60) / 60) * 60);
-    set.covered.from = std::floor(w.from / 60) * 60;
+    set.covered.from = std::floor(std::max(w.from, reset) / 60) * 60;
     pqxx::result now = run_sql(c, "SELECT extract(epoch FROM now())::float8");
     double since = dbl(now[0][0]) - set.covered.from;
     pqxx::result r = run_sql(c, "SELECT extract(epoch FROM bucket_start)::float8, wait_event_type, wait_event, samples "
