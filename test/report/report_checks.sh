@@ -86,8 +86,13 @@ main() {
   tmux -L "$sock" kill-session -t top 2>/dev/null
   tmux -L "$sock" -f /dev/null new-session -d -s top2 -x 100 -y 20 \
        "env $env '$bin' top -d $db; echo EXIT=\$? > '$tmp/top2.exit'; sleep 60"
-  sleep 1.5
-  tmux -L "$sock" capture-pane -p -t top2 >"$tmp/top2.screen"
+  # Until it has drawn (a machine shared with other builds may take more
+  # than a second to start it).
+  for _ in $(seq 50); do
+    sleep 0.2
+    tmux -L "$sock" capture-pane -p -t top2 >"$tmp/top2.screen"
+    grep -q 'pg_stat_waits top' "$tmp/top2.screen" && break
+  done
   expect "top fits a 100x20 terminal" \
          bash -c "[ \$(wc -L < '$tmp/top2.screen') -le 100 ] && grep -q 'pg_stat_waits top' '$tmp/top2.screen'"
   tmux -L "$sock" send-keys -t top2 C-c

@@ -1,18 +1,11 @@
 # pg_stat_waits_report: the terminal (`top` in tmux) and the HTML report
 # (rendered by headless Chromium), driven by test/report/report_checks.sh
-# against this node; each line it prints is one assertion here.
+# against a node of its own; each line it prints is one assertion here. The
+# port it gets is one where no server listens (the unreachable-server check).
 use strict;
 use warnings;
-use PostgreSQL::Test::Cluster;
-use PostgreSQL::Test::Utils;
 use Test::More;
 use PswTest;
 
-my $node = psw_node('report');
-local $ENV{PGHOST} = $node->host;
-local $ENV{PGPORT} = $node->port;
-local $ENV{PGUSER} = scalar getpwuid($<);
-my $free_port = PostgreSQL::Test::Cluster::get_free_port();
-psw_run_checks([ 'bash', 'test/report/report_checks.sh', $free_port ], 60);
-$node->stop;
+psw_run_node_checks('report', 'test/report/report_checks.sh', 60);
 done_testing();

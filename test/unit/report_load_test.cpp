@@ -3,6 +3,7 @@
 // load and the comparison of two windows; and their HTML.
 #include <gtest/gtest.h>
 
+#include "cli.h"
 #include "load_model.h"
 #include "page_html.h"
 #include "report_html.h"
@@ -101,6 +102,7 @@ TEST(Load, TopSqlKeepsIdleInTransactionApart) {
     ASSERT_EQ(top.size(), 2u);  // no row for queryid 0
     EXPECT_EQ(top[0].queryid, "7");
     EXPECT_NEAR(top[0].load, 1.0, 1e-9);
+    EXPECT_EQ(top[0].samples, 1000);
     EXPECT_NEAR(top[0].idle_in_transaction, 1.0, 1e-9);
     EXPECT_NEAR(type_share(top[0].waits, "CPU"), 95.0, 1e-9);
     EXPECT_EQ(top[1].queryid, "8");
@@ -159,6 +161,23 @@ TEST(LoadHtml, CpuLineTopSqlTextAndBlockers) {
     html = render_report_html(d);
     EXPECT_NE(html.find("href=\"/report/main?window=1h&amp;slice=class\""), std::string::npos);
     EXPECT_NE(html.find("data-slice=\"sql\" href=\"/report/main?window=5min&amp;slice=sql\""), std::string::npos);
+}
+
+TEST(Cli, WindowSliceCompareAndVersion) {
+    ParseResult r = parse_args({"report", "--from", "2024-05-01 10:00", "--to=2024-05-01 11:00", "--compare", "1d",
+                                "--slice", "sql", "--html", "x.html"});
+    ASSERT_EQ(r.error, "");
+    EXPECT_EQ(r.options.from, "2024-05-01 10:00");
+    EXPECT_EQ(r.options.to, "2024-05-01 11:00");
+    EXPECT_EQ(r.options.compare, "1d");
+    EXPECT_EQ(r.options.slice, "sql");
+    EXPECT_NE(parse_args({"report", "--to", "x", "--html", "x.html"}).error.find("--to needs --from"), std::string::npos);
+    EXPECT_NE(parse_args({"report", "--slice", "colour", "--html", "x.html"}).error.find("invalid --slice"),
+              std::string::npos);
+    ParseResult v = parse_args({"--version"});
+    EXPECT_EQ(v.error, "");
+    EXPECT_TRUE(v.options.version);
+    EXPECT_NE(version_text().find("pg_stat_waits_report"), std::string::npos);
 }
 
 }  // namespace

@@ -160,6 +160,7 @@ std::vector<TopSql> build_top_sql(const SampleSet &set, size_t n) {
         if (c.kind == SampleKind::IdleInTransaction) {
             q.idle_in_transaction += static_cast<double>(c.samples);
         } else {
+            q.samples += c.samples;
             q.load += static_cast<double>(c.samples);
             waits[c.queryid][{c.wait_event_type, c.wait_event}] += static_cast<double>(c.samples);
         }

@@ -77,6 +77,7 @@ LoadChart build_load_chart(const SampleSet &set, Slice slice, double bucket_s, s
 struct TopSql {
     std::string queryid;
     std::string text;                // full text (pg_stat_statements), "" when unknown
+    int64_t samples = 0;             // its active samples (how much the shares rest on)
     double load = 0;                 // average active sessions in the window
     double idle_in_transaction = 0;  // average sessions idle in transaction after it
     std::vector<QueryWait> waits;    // average active sessions by wait event, heaviest first
@@ -128,6 +129,7 @@ struct LoadSections {
     LoadChart chart;
     Availability top_sql_av;
     std::vector<TopSql> top_sql;
+    std::string top_sql_note;  // set when top SQL covers less than the window
     std::string exact_since;   // the exact per-query times count since this reset
     Availability blocking_av;
     std::vector<BlockingSession> blocking;

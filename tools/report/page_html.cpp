@@ -117,7 +117,9 @@ std::string load_section(const ReportData &d, const LoadSections &ls) {
 
 std::string top_sql_section(const ReportData &d, const LoadSections &ls) {
     std::string body = unavailable_html(ls.top_sql_av);
-    if (body.empty() && ls.top_sql.empty()) body = "<p class=\"empty\">no statement was sampled in this window</p>\n";
+    if (body.empty() && ls.top_sql.empty())
+        body = "<p class=\"empty\">no statement was sampled in this window</p>\n" +
+               (ls.top_sql_note.empty() ? "" : "<p class=\"hint\">" + esc(ls.top_sql_note) + "</p>\n");
     if (!body.empty()) return section_html("topsql", "Top SQL by load", body);
     double scale = 0;
     for (const auto &q : ls.top_sql) scale = std::max(scale, q.load + q.idle_in_transaction);
@@ -127,6 +129,7 @@ std::string top_sql_section(const ReportData &d, const LoadSections &ls) {
            "ones agree. <i>exact</i> is pg_stat_waits' measured time of the statement since " +
            esc(ls.exact_since.empty() ? std::string("the last reset") : ls.exact_since) +
            ": its waits <b>plus CPU</b>" + (d.timing_on ? "" : " (timing is off on this server)") + ".</p>\n";
+    if (!ls.top_sql_note.empty()) body += "<p class=\"hint\">" + esc(ls.top_sql_note) + "</p>\n";
     body += "<table class=\"topsql\"><tr><th>statement</th><th>load (AAS)</th><th>load by waits</th>"
             "<th>idle in tx</th><th>CPU sampled / exact</th><th>exact (waits + CPU)</th><th>calls</th>"
             "<th>mean</th></tr>\n";
@@ -140,7 +143,8 @@ std::string top_sql_section(const ReportData &d, const LoadSections &ls) {
                              std::to_string(q.slow_runs) + " slow runs</a>";
         double cpu_s = type_share(q.waits, "CPU");
         std::string cpu = fmtd("%.0f%%", cpu_s);
-        std::string attrs = " data-queryid=\"" + esc(q.queryid) + "\" data-load=\"" + fmtd("%.4f", q.load) +
+        std::string attrs = " data-queryid=\"" + esc(q.queryid) + "\" data-samples=\"" + std::to_string(q.samples) +
+                            "\" data-load=\"" + fmtd("%.4f", q.load) +
                             "\" data-cpu-sampled=\"" + fmtd("%.1f", cpu_s) + "\"";
         if (q.exact_ms) {
             double cpu_e = type_share(q.exact, "CPU");

@@ -44,7 +44,9 @@ public:
     // comparison with a baseline window, into d.load.
     void read_load(const Options &o, ReportData &d);
     double epoch_of(const std::string &text);  // throws FatalError
-    SampleSet read_samples(const Window &w, double bucket_s);
+    // The window's samples: the history ring when it reaches the window's
+    // start (or, history_only, the part it holds), else the minute buckets.
+    SampleSet read_samples(const Window &w, double bucket_s, bool history_only = false);
 
 private:
     void read_blocking(LoadSections &ls, int n);

@@ -2,6 +2,7 @@
 // sessions and the comparison (load_model.h): the raw history ring when it
 // reaches back to the window's start (every dimension), else the server's
 // minute buckets through pg_stat_waits_timeline (wait events only).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -48,22 +49,28 @@ double Server::epoch_of(const std::string &text) {
     }
 }
 
-SampleSet Server::read_samples(const Window &w, double bucket_s) {
+SampleSet Server::read_samples(const Window &w, double bucket_s, bool history_only) {
     pqxx::connection &c = conn();
     SampleSet set;
     set.covered = w;
     pqxx::result st = run_sql(
-        c, "SELECT sample_period_ms, history_used, history_size, extract(epoch FROM pg_postmaster_start_time())::float8 "
-           "FROM " + qualified("pg_stat_waits_status"));
-    if (!st.empty() && dbl(st[0][0]) > 0) set.period_s = dbl(st[0][0]) / 1000.0;
-    const bool wrapped = !st.empty() && i64(st[0][1]) >= i64(st[0][2]);
-    // Before the server started nothing was sampled; that time is not load 0.
-    if (!st.empty()) set.covered.from = std::max(set.covered.from, dbl(st[0][3]));
+        c, "SELECT sample_period_ms, history_used, history_size, extract(epoch FROM pg_postmaster_start_time())::float8, "
+           "extract(epoch FROM stats_reset)::float8 FROM " + qualified("pg_stat_waits_status"));
+    if (st.empty()) throw FatalError("pg_stat_waits_status returned no row");
+    if (dbl(st[0][0]) > 0) set.period_s = dbl(st[0][0]) / 1000.0;
+    const bool wrapped = i64(st[0][1]) >= i64(st[0][2]);
+    // Before the statistics were reset (or first kept) nothing was counted,
+    // and the history ring starts empty with the server: that time is not
+    // load 0.
+    const double reset = dbl(st[0][4]);
+    set.covered.from = std::max({set.covered.from, dbl(st[0][3]), reset});
     double oldest = -1;
     if (wrapped) oldest = dbl(run_sql(c, "SELECT extract(epoch FROM min(sample_time))::float8 FROM " +
                                              qualified("pg_stat_waits_history"))[0][0]);
     const std::string b = std::to_string(bucket_s > 0 ? bucket_s : 60);
-    if (!wrapped || oldest <= set.covered.from + set.period_s) {
+    if (!wrapped || oldest <= set.covered.from + set.period_s || history_only) {
+        // history_only: the part of the window the ring still holds.
+        if (wrapped) set.covered.from = std::max(set.covered.from, oldest);
         pqxx::result r = run_sql(
             c, "SELECT floor(extract(epoch FROM h.sample_time) / " + b + ") * " + b +
                    ", coalesce(h.backend_type, ''), coalesce(d.datname, ''), coalesce(r.rolname, ''), "
@@ -81,10 +88,11 @@ SampleSet Server::read_samples(const Window &w, double bucket_s) {
                                  str(row[6]), static_cast<SampleKind>(i64(row[7])), i64(row[8])});
         return set;
     }
-    // Older than the ring: whole minutes from the minute buckets.
+    // Older than the ring: whole minutes from the minute buckets, which
+    // outlive a restart: the window is cut at the statistics' reset, not the server's start.
     set.by_wait_only = true;
     double bucket = std::max(60.0, std::ceil((bucket_s > 0 ? bucket_s : 60) / 60) * 60);
-    set.covered.from = std::floor(set.covered.from / 60) * 60;
+    set.covered.from = std::floor(std::max(w.from, reset) / 60) * 60;
     pqxx::result now = run_sql(c, "SELECT extract(epoch FROM now())::float8");
     double since = dbl(now[0][0]) - set.covered.from;
     pqxx::result r = run_sql(c, "SELECT extract(epoch FROM bucket_start)::float8, wait_event_type, wait_event, samples "
@@ -246,7 +254,18 @@ void Server::read_load(const Options &o, ReportData &d) {
         if (!d.cpu_count.empty()) ls->chart.cpu_count = std::atof(d.cpu_count.c_str());
     });
     ls->top_sql_av.error = ls->load_av.error;
-    if (ls->load_av.error.empty()) ls->top_sql = build_top_sql(cur, static_cast<size_t>(o.top_n));
+    if (ls->load_av.error.empty() && cur.by_wait_only) {
+        // Statements are only in the raw history: rank those it still holds.
+        guard(ls->top_sql_av, [&] {
+            SampleSet recent = read_samples(ls->window, bucket, true);
+            ls->top_sql = build_top_sql(recent, static_cast<size_t>(o.top_n));
+            ls->top_sql_note = "Statements are known only in the raw sample history, which reaches back to " +
+                               std::to_string(static_cast<long long>(recent.covered.seconds())) +
+                               " s before the window's end: this ranking and the blocking sessions cover that part.";
+        });
+    } else if (ls->load_av.error.empty()) {
+        ls->top_sql = build_top_sql(cur, static_cast<size_t>(o.top_n));
+    }
     guard(ls->blocking_av, [&] { read_blocking(*ls, o.top_n); });
     if (!o.compare.empty()) {
         ls->compared = true;

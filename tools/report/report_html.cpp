@@ -160,7 +160,10 @@ std::string render_report_html(const ReportData &d) {
         std::string body = unavailable_html(d.sampled_queries_av);
         if (body.empty())
             body = "<p class=\"hint\">sampled since " + esc(d.profile_since) +
-                   " (<code>pg_stat_waits_profile</code>)</p>\n" + query_table(d.sampled_queries, false);
+                   " (<code>pg_stat_waits_profile</code>, which keeps no session state: a statement's "
+                   "<code>Client:ClientRead</code> here includes the time its session then sat idle in "
+                   "transaction; <a href=\"#topsql\">Top SQL by load</a> keeps that apart)</p>\n" +
+                   query_table(d.sampled_queries, false);
         std::string ex = unavailable_html(d.exact_queries_av);
         if (ex.empty()) ex = query_table(d.exact_queries, true);
         h += section_html("queries", "Top queries and their waits",
