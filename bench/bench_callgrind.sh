@@ -131,55 +131,24 @@ cg_measure_configs() {
   metric "$section" none_qid "${param}_repeat" "$(CG_PARAM_SUFFIX=_repeat "$slope" "$data" "$n" none_qid)" instr
 }
 
-# callgrind_socket_slope DATADIR N CONFIG: instructions per statement of a
-# client backend over a Unix socket, the path a client's statement takes in
-# production. The postmaster runs under callgrind, which follows its forks;
-# psql sends N and then 2N "SELECT 1;" in two connections (one round trip
-# each, as pgbench's simple protocol), and each backend's count is read from
-# its own profile, written when it exits. A forked backend's count includes
-# what the postmaster had executed before the fork; the slope cancels that
-# with connection start-up. Here the wait for the client's next message, its
-# recv and the send of the result are real calls (timed ones with timing on),
-# which postgres --single never makes.
-callgrind_socket_slope() {
-  local datadir=$1 n=$2 cfg=$3 dir k pid f f1="" c="" i1="" i2=""
-  dir=$BENCH_CG_DIR/sock_$cfg
+# cg_client_slope SECTION CLIENT DATADIR N CONFIG: instructions per
+# statement of a client backend over a Unix socket, the path a client's
+# statement takes in production. The postmaster runs under callgrind, which
+# follows its forks; CLIENT K DIR sends K statements in one connection, once
+# with N and once with 2N, and each backend's count is read from its own
+# profile, written when it exits: the largest profile that appeared during
+# the client's run (the client's backend; nothing else runs statements). A
+# forked backend's count includes what the postmaster had executed before
+# the fork; the slope cancels that with connection start-up. Here the wait
+# for the client's next message, its recv and the send of the result are
+# real calls, which postgres --single never makes.
+cg_client_slope() {
+  local section=$1 client=$2 datadir=$3 n=$4 cfg=$5 dir k f x t best i1="" i2="" f1="" before
+  dir=$BENCH_CG_DIR/${section}_$cfg
   cg_postmaster_start "$datadir" "$dir" "$cfg" -c max_connections=100
-  for k in "$n" "$((2 * n))"; do
-    { echo 'SELECT pg_backend_pid();'; cat "$BENCH_CG_DIR/in$k.sql"; } |
-      "$PSW_BINDIR/psql" -XAtq -h "$dir" -p "$CG_PORT" -U postgres -d postgres >"$dir/out$k" 2>/dev/null
-    pid=$(head -1 "$dir/out$k")
-    f=$dir/cg.$pid c=""
-    # The profile is complete once its totals line is there.
-    for _ in $(seq 240); do
-      [ -n "$pid" ] && c=$(cg_totals "$f")
-      [ -n "$c" ] && break
-      sleep 0.5
-    done
-    if [ "$k" = "$n" ]; then i1=$c f1=$f; else i2=$c; fi
-  done
-  cg_postmaster_stop "$datadir"
-  if [ -z "$i1" ] || [ -z "$i2" ]; then echo NA; return 0; fi
-  cg_allocator_metrics callgrind_socket "$cfg" "$n" "$f1" "$f"
-  cg_slope "$i1" "$i2" "$n"
-}
-
-# callgrind_pause_slope DATADIR N CONFIG: as callgrind_socket_slope, but the
-# client pauses 3 ms after each result (pgbench -f with \sleep 3 ms), as a
-# client behind a network does: the backend then really waits for every
-# next message (ClientRead), which a client that answers at once (psql
-# reading a file) may spare it. pgbench prints no pid: the backend's profile
-# is the largest of those written during its run.
-callgrind_pause_slope() {
-  local datadir=$1 n=$2 cfg=$3 dir k f x t best i1="" i2="" f1="" before
-  dir=$BENCH_CG_DIR/pause_$cfg
-  cg_postmaster_start "$datadir" "$dir" "$cfg" -c max_connections=100
-  printf 'SELECT 1;\n\\sleep 3 ms\n' >"$dir/pause.sql"
-  chmod a+r "$dir/pause.sql"
   for k in "$n" "$((2 * n))"; do
     before=$(cd "$dir" && printf '%s\n' cg.*)
-    "$PSW_BINDIR/pgbench" -n -h "$dir" -p "$CG_PORT" -U postgres -f "$dir/pause.sql" -t "$k" postgres \
-      >/dev/null 2>&1 || true
+    "$client" "$k" "$dir"
     f="" best=0
     sleep 2  # the profile is written when the backend has exited
     for _ in $(seq 240); do
@@ -194,9 +163,29 @@ callgrind_pause_slope() {
   done
   cg_postmaster_stop "$datadir"
   if [ -z "$i1" ] || [ -z "$i2" ]; then echo NA; return 0; fi
-  cg_allocator_metrics callgrind_pause "$cfg" "$n" "$f1" "$f"
+  cg_allocator_metrics "$section" "$cfg" "$n" "$f1" "$f"
   cg_slope "$i1" "$i2" "$n"
 }
+
+# psql sends K "SELECT 1;" (one round trip each, as pgbench's simple
+# protocol), answering each result at once.
+cg_psql_client() {
+  "$PSW_BINDIR/psql" -XAtq -h "$2" -p "$CG_PORT" -U postgres -d postgres <"$BENCH_CG_DIR/in$1.sql" \
+    >/dev/null 2>&1 || true
+}
+
+# pgbench sends K "SELECT 1;", pausing 3 ms after each result (\sleep 3 ms),
+# as a client behind a network does: the backend then really waits for every
+# next message (ClientRead), which a client that answers at once may spare it.
+cg_pause_client() {
+  printf 'SELECT 1;\n\\sleep 3 ms\n' >"$2/pause.sql"
+  chmod a+r "$2/pause.sql"
+  "$PSW_BINDIR/pgbench" -n -h "$2" -p "$CG_PORT" -U postgres -f "$2/pause.sql" -t "$1" postgres \
+    >/dev/null 2>&1 || true
+}
+
+callgrind_socket_slope() { cg_client_slope callgrind_socket cg_psql_client "$@"; }
+callgrind_pause_slope() { cg_client_slope callgrind_pause cg_pause_client "$@"; }
 
 bench_callgrind() {
   local quick=$1 n
