@@ -58,6 +58,12 @@ static Oid stmt_userid = InvalidOid;
 // flush while the statement is open, the last one at its end), so a timed
 // call pays nothing for it.
 static int64 stmt_start_ns = 0;
+// When the last wait for the client's next message ended, if no statement
+// has begun or ended since and timing stayed on (0 otherwise). The
+// statement that message carries starts there: the wait's own clock reading
+// is its start, so the statement needs no reading of its own (reading and
+// parsing the message are part of it).
+static int64 message_arrived_ns = 0;
 static StatementWaits stmt_waits;
 // The open statement is being ended by the next one's start.
 static bool ending_late = false;
@@ -247,6 +253,10 @@ __attribute__((always_inline)) static inline int64 begin_call(uint32 info, bool 
     int64 t0 = now_ns();
     if (anything_pending()) {
         const bool due = t0 - last_flush_ns >= kFlushIntervalNs;
+        // The wait for the client publishes the finished statements' CPU
+        // rows (a session reads them right after its statement); the rest
+        // waits for wait_for_client(), which publishes it once the client
+        // has kept the backend waiting kIdleFlushMs.
         if (idle_flush_later && !due && !attributed_pending()) {
             if (pending_cpu_count != 0) flush_cpu_rows(t0);
         } else if (info == WAIT_EVENT_CLIENT_READ || (info & 0xFF000000U) == PG_WAIT_ACTIVITY || due) {
@@ -360,33 +370,29 @@ __attribute__((noinline)) static uint16_t call_index(BlockingCall call, uint32 i
 
 // Inlined into each wrapper: a call and a second register save per timed
 // call would cost more than the code it duplicates.
-__attribute__((always_inline)) static inline void end_call(BlockingCall call, uint32 info, uint16_t idx, int64 t0) {
+__attribute__((always_inline)) static inline void end_call(uint32 info, uint16_t idx, int64 t0, bool client_wait) {
     int64 t1 = now_ns();
     if (info != 0 && live_slot != nullptr) __atomic_store_n(&live_slot->wait_start_ns, 0, __ATOMIC_RELEASE);
     if (__builtin_expect(!exit_hook_registered, 0)) register_exit_hook();
-    if (call_never_blocks(call)) {
-        // Kernel work on the CPU (wait_catalog.h): counted for the event
-        // view, never attributed to a statement as a wait.
-        local_timing.add(idx, static_cast<uint64_t>(t1 - t0), false);
-    } else {
-        // Waits inside a timed statement are attributed to the id its time
-        // is charged to (nested under track = all); parallel workers run
-        // their leader's statement.
-        uint64 qid = 0;
-        if (timing_flags.open) {
-            qid = ledger.current();
-            ledger.add_wait(static_cast<uint64_t>(t1 - t0));
-        } else if (IsParallelWorker())
-            qid = current_queryid();
-        else if (hold_wait(info, idx, t0, t1))
-            return end_call_tail(t1);
-        if (qid != pending_queryid) {
-            if (attributed_pending()) flush(t1);
-            pending_queryid = qid;
-            pending_userid = timing_flags.open ? stmt_userid : (qid != 0 ? GetUserId() : InvalidOid);
-        }
-        local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
+    // Waits inside a timed statement are attributed to the id its time
+    // is charged to (nested under track = all); parallel workers run
+    // their leader's statement.
+    uint64 qid = 0;
+    if (timing_flags.open) {
+        qid = ledger.current();
+        ledger.add_wait(static_cast<uint64_t>(t1 - t0));
+    } else if (client_wait)
+        message_arrived_ns = t1;  // where the statement it carries starts
+    else if (IsParallelWorker())
+        qid = current_queryid();
+    else if (hold_wait(info, idx, t0, t1))
+        return end_call_tail(t1);
+    if (qid != pending_queryid) {
+        if (attributed_pending()) flush(t1);
+        pending_queryid = qid;
+        pending_userid = timing_flags.open ? stmt_userid : (qid != 0 ? GetUserId() : InvalidOid);
     }
+    local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
     end_call_tail(t1);
 }
 
@@ -402,6 +408,13 @@ double live_wait_ms(const ProcSample &s, bool *valid) {
     if (now < s.wait_start_ns) return 0.0;
     *valid = true;
     return static_cast<double>(now - s.wait_start_ns) / 1e6;
+}
+
+// Output to the client with a statement open, outside any wait event.
+__attribute__((noinline, cold)) static void sent_with_statement_open() {
+    if (MyProc != nullptr && my_wait_event_info != nullptr &&
+        *static_cast<volatile uint32 *>(my_wait_event_info) == 0)
+        query_hooks_client_send();
 }
 
 // One wrapper per interposed call, generated from its signature.
@@ -426,6 +439,14 @@ struct Wrapper<C, R(A...)> {
     }
 
     static R call(A... a) {
+        // A call that cannot block (the client socket's recv and send: it
+        // is non-blocking, its waits are the epoll_wait around it) is not
+        // clocked; send only tells an open statement that its results went
+        // out (query_hooks_client_send()).
+        if constexpr (call_never_blocks(C)) {
+            if (C == kCallSend && __builtin_expect(timing_flags.open, 0) && guc_timing) sent_with_statement_open();
+            return real(a...);
+        }
         if (__builtin_expect(!guc_timing, 1)) return real(a...);
         return timed(a...);
     }
@@ -433,8 +454,6 @@ struct Wrapper<C, R(A...)> {
     __attribute__((noinline)) static R timed(A... a) {
         if (MyProc == nullptr || my_wait_event_info == nullptr) return real(a...);  // postmaster, logger
         uint32 info = *static_cast<volatile uint32 *>(my_wait_event_info);
-        // Output to the client with a statement open (query_hooks_client_send()).
-        if (C == kCallSend && __builtin_expect(timing_flags.open, 0) && info == 0) query_hooks_client_send();
         const bool client_wait = C == kCallEpollWait && info == WAIT_EVENT_CLIENT_READ;
         int64 t0 = begin_call(info, client_wait);
         R r;
@@ -442,9 +461,9 @@ struct Wrapper<C, R(A...)> {
             r = client_wait ? wait_for_client(real, a...) : real(a...);
         else
             r = real(a...);
-        int saved_errno = errno;
-        end_call(C, info, index_of(info), t0);
-        errno = saved_errno;
+        // errno is the real call's: nothing after it (the clock, plain
+        // adds, a flush's atomic adds) calls into libc or sets it.
+        end_call(info, index_of(info), t0, client_wait);
         return r;
     }
 };
@@ -616,12 +635,14 @@ __attribute__((noinline)) static bool decide_process_times_statements() {
 
 // Whether a statement of queryid began (timed) at now.
 static inline bool begin_statement(uint64 queryid) {
+    const int64 arrived = message_arrived_ns;
+    message_arrived_ns = 0;
     // Waits attributed so far belong to whatever came before this statement.
     if (attributed_pending()) flush(now_ns());
     if (!guc_timing || queryid == 0 || !(process_times_statements || decide_process_times_statements()))
         return false;
     stmt_userid = GetUserId();
-    int64 t = now_ns();
+    int64 t = arrived != 0 ? arrived : now_ns();
     ledger.start(queryid, t);
     stmt_start_ns = t;
     stmt_waits.clear();
@@ -700,6 +721,7 @@ void timing_statement_end() {
     if (attributed_pending()) flush_waits(t);  // its waits, under their ids (and into stmt_waits)
     timing_flags.open = false;
     pending_queryid = 0;
+    message_arrived_ns = 0;  // a pipelined next statement reads the clock
     // Slow executions: the one comparison every statement pays.
     if (__builtin_expect(t - stmt_start_ns >= capture_min_ns, 0)) capture_slow_run(t);
     ledger.close(t, spill_row);
@@ -710,6 +732,9 @@ void timing_statement_end() {
 }
 
 void timing_flush_own() {
+    // Timing turned off (or a reader's statement, which has begun already):
+    // a message that arrived before is no start for a later statement.
+    message_arrived_ns = 0;
     if (anything_pending()) flush(now_ns());
 }
 
