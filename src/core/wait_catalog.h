@@ -65,9 +65,10 @@ const char *blocking_call_name(BlockingCall c);
 
 // Calls that never block in PostgreSQL: its client sockets are non-blocking
 // (pq_init), a recv/send that would block returns EAGAIN and the backend
-// waits in epoll_wait under ClientRead/ClientWrite. Their time is kernel
-// work on the CPU, shown as 'CPU'/<call> and never subtracted from a
-// statement's CPU time.
+// waits in epoll_wait under ClientRead/ClientWrite. They are not clocked.
+// Their rows ('CPU'/<call>: kernel work on the CPU, never subtracted from a
+// statement's CPU time) stay in the catalog for statistics files saved by
+// builds that did clock them.
 constexpr bool call_never_blocks(BlockingCall c) { return c == kCallRecv || c == kCallSend; }
 // Whether a dense index is such a call's (see unreported_index()).
 bool index_is_cpu_work(uint16_t index);

@@ -155,8 +155,8 @@ static inline bool anything_pending() { return local_timing.pending() || pending
 // pending_queryid is set (every attributed add is under it; with it 0 the
 // pending waits are the event totals alone). Those must reach the shared
 // tables before the id changes or the statement ends; waits outside any
-// statement (the wait for the client, its recv and send) can wait for the
-// next flush point with everything else.
+// statement (the wait for the client) can wait for the next flush point
+// with everything else.
 static inline bool attributed_pending() { return pending_queryid != 0 && local_timing.pending(); }
 
 // Waits only: a statement's end publishes its waits under their ids; its
@@ -245,9 +245,8 @@ static inline bool any_flag() {
 // idle backend's counters are never held back). The epoll_wait for a
 // client's next message (when the call is that one: idle_flush_later)
 // publishes the per-query rows at once, and leaves the waits outside any
-// statement (the event totals of the wait for the client, its recv and
-// send) to wait_for_client, which flushes them only if the client keeps it
-// waiting.
+// statement (the event total of the wait for the client) to
+// wait_for_client, which flushes them only if the client keeps it waiting.
 __attribute__((always_inline)) static inline int64 begin_call(uint32 info, bool idle_flush_later) {
     if (__builtin_expect(any_flag(), 0) && info == WAIT_EVENT_CLIENT_READ) at_client_read();
     int64 t0 = now_ns();
@@ -264,8 +263,8 @@ __attribute__((always_inline)) static inline int64 begin_call(uint32 info, bool 
         }
     }
     // The live wait start is shown only next to the wait event the process
-    // reports (live_wait_ms()): a call under none (a client's recv and send)
-    // publishes nothing, and end_call() has nothing to clear.
+    // reports (live_wait_ms()): a call under none publishes nothing, and
+    // end_call() has nothing to clear.
     if (info != 0) {
         BackendSlot *s = my_live_slot();
         if (s != nullptr) {
@@ -283,10 +282,9 @@ static inline void end_call_tail(int64 t1) {
 // The wait for a client's next message (epoll_wait under ClientRead). A
 // backend publishes what it has pending before it sleeps idle, but a busy
 // client's next statement usually comes within a fraction of a millisecond,
-// and publishing the waits outside any statement (the event totals of this
-// wait, the recv before it and the send of the last result: a few shared
-// atomic adds and a 32-bucket histogram each) would then cost more than the
-// statement's own timing. begin_call() has published the per-query rows;
+// and publishing the waits outside any statement (the event total of this
+// wait: a few shared atomic adds and a 32-bucket histogram) would then cost
+// more than the statement's own timing. begin_call() has published the per-query rows;
 // this call first waits at most kIdleFlushMs, and only if no message came
 // by then flushes the rest and waits on for the remainder of the caller's
 // timeout. So those event totals reach other sessions once the backend has
@@ -365,7 +363,7 @@ static void adopt_held_waits(uint64 queryid) {
 
 // The dense index a call of `call` under wait event `info` is counted at.
 __attribute__((noinline)) static uint16_t call_index(BlockingCall call, uint32 info) {
-    return call_never_blocks(call) || info == 0 ? unreported_index(call) : wait_index(info);
+    return info == 0 ? unreported_index(call) : wait_index(info);
 }
 
 // Inlined into each wrapper: a call and a second register save per timed
@@ -446,9 +444,10 @@ struct Wrapper<C, R(A...)> {
         if constexpr (call_never_blocks(C)) {
             if (C == kCallSend && __builtin_expect(timing_flags.open, 0) && guc_timing) sent_with_statement_open();
             return real(a...);
+        } else {
+            if (__builtin_expect(!guc_timing, 1)) return real(a...);
+            return timed(a...);
         }
-        if (__builtin_expect(!guc_timing, 1)) return real(a...);
-        return timed(a...);
     }
 
     __attribute__((noinline)) static R timed(A... a) {
