@@ -27,16 +27,17 @@ PSW_PACKAGES_TEST=(cmake libgtest-dev postgresql-15-pgtap libtap-parser-sourceha
 # ./run bench adds callgrind, its peer pg_wait_sampling and the plots.
 # shellcheck disable=SC2034  # ./run picks the list
 PSW_PACKAGES_BENCH=(valgrind postgresql-15-pg-wait-sampling gnuplot-nox)
-# What building PostgreSQL 18 from source needs (tools/pg/build_postgres18.sh).
+# What building PostgreSQL 18 or 19 from source needs (tools/pg/build_postgres.sh).
 # Release tarballs since 17 ship no generated parser or scanner: bison and flex make them.
-PSW_PACKAGES_PG18=(bzip2 gcc make bison flex perl libicu-dev liburing-dev zlib1g-dev pkg-config)
+PSW_PACKAGES_PGSRC=(bzip2 gcc make bison flex perl libicu-dev liburing-dev zlib1g-dev pkg-config)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# psw_select_pg [--pg N] [args...]: sets PG_CONFIG from --pg 15|18 or the
+# psw_select_pg [--pg N] [args...]: sets PG_CONFIG from --pg 15|18|19 or the
 # environment (PG_CONFIG=...; default: Debian's 15); the remaining arguments
-# are left in PSW_ARGS. 18 is built once from the pinned source into a cache.
+# are left in PSW_ARGS. 18 and 19 are built once from the pinned sources into
+# a cache.
 psw_select_pg() {
   PSW_ARGS=()
   local want=""
@@ -50,13 +51,13 @@ psw_select_pg() {
   case "$want" in
     "") ;;
     15) PG_CONFIG=$PSW_PG15_CONFIG ;;
-    18) ensure_packages "${PSW_PACKAGES_PG18[@]}"
-        PG_CONFIG=$("$PSW_ROOT/tools/pg/build_postgres18.sh") || die "PostgreSQL 18 could not be built"
+    18|19) ensure_packages "${PSW_PACKAGES_PGSRC[@]}"
+        PG_CONFIG=$("$PSW_ROOT/tools/pg/build_postgres.sh" "$want") || die "PostgreSQL $want could not be built"
         # Its build tree keeps PostgreSQL's own regression suite (built), which
         # test/t/700_postgres_regress.pl runs against a preloading server.
         PSW_PG_REGRESS_DIR=$(dirname "$(dirname "$(dirname "$PG_CONFIG")")")/src/src/test/regress
         export PSW_PG_REGRESS_DIR ;;
-    *) die "--pg takes 15 or 18 (or set PG_CONFIG=/path/to/pg_config for another installation)" ;;
+    *) die "--pg takes 15, 18 or 19 (or set PG_CONFIG=/path/to/pg_config for another installation)" ;;
   esac
   [ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG"
   PSW_PG_MAJOR=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')

@@ -1,30 +1,41 @@
 #!/usr/bin/env bash
-# Builds PostgreSQL 18 from the pinned Debian source tarball into a cache
+# Builds a PostgreSQL major from its pinned source tarball into a cache
 # outside the checkout and prints the path of its pg_config.
-#   tools/pg/build_postgres18.sh [SRC_DIR]
-# SRC_DIR holds postgresql-18_*.orig.tar.bz2 and its .dsc (default:
-# $PSW_PG_SRC, else ../shared/pg-src next to the checkout or, in a linked
-# git worktree, next to its main checkout). The tarball's sha256 is checked
-# against the .dsc before anything is unpacked. The cache key is that sha256,
-# so a new tarball builds a new prefix and an interrupted build is redone.
-# Cache root: $PSW_PG_CACHE (default /var/cache/pg_stat_waits).
+#   tools/pg/build_postgres.sh MAJOR [SRC_DIR]
+# MAJOR is 18 (Debian's postgresql-18_*.orig.tar.bz2) or 19 (a git export of
+# REL_19_STABLE, postgresql-19*.src.tar.bz2). SRC_DIR holds the tarballs
+# (default: $PSW_PG_SRC, else ../shared/pg-src next to the checkout or, in a
+# linked git worktree, next to its main checkout). Each tarball's sha256 is
+# checked against tools/pg/sources.sha256 before anything is unpacked. The
+# cache key is version and sha256, so a new tarball builds a new prefix and an
+# interrupted build is redone. Cache root: $PSW_PG_CACHE (default
+# /var/cache/pg_stat_waits).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-src_dir=${1:-${PSW_PG_SRC:-$root/../shared/pg-src}}
+major=${1:?usage: build_postgres.sh MAJOR [SRC_DIR]}
+src_dir=${2:-${PSW_PG_SRC:-$root/../shared/pg-src}}
 # A linked git worktree looks next to its main checkout too.
 if [ ! -d "$src_dir" ] && common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
   [ -d "$(dirname "$common")/../shared/pg-src" ] && src_dir=$(dirname "$common")/../shared/pg-src
 fi
 cache=${PSW_PG_CACHE:-/var/cache/pg_stat_waits}
 
-tarball=$(find "$src_dir" -maxdepth 1 -name 'postgresql-18_*.orig.tar.bz2' 2>/dev/null | sort | head -1)
-dsc=$(find "$src_dir" -maxdepth 1 -name 'postgresql-18_*.dsc' 2>/dev/null | sort | head -1)
-if [ -z "$tarball" ] || [ -z "$dsc" ]; then echo "no PostgreSQL 18 source in $src_dir" >&2; exit 1; fi
-want=$(awk -v f="$(basename "$tarball")" '/^Checksums-Sha256:/ {s=1; next} /^[^ ]/ {s=0} s && $3 == f {print $1}' "$dsc")
+case "$major" in
+  18) pattern='postgresql-18_*.orig.tar.bz2' ;;
+  19) pattern='postgresql-19*.src.tar.bz2' ;;
+  *) echo "no pinned source for PostgreSQL $major (18 or 19)" >&2; exit 1 ;;
+esac
+tarball=$(find "$src_dir" -maxdepth 1 -name "$pattern" 2>/dev/null | sort | tail -1)
+if [ -z "$tarball" ]; then echo "no PostgreSQL $major source in $src_dir" >&2; exit 1; fi
+name=$(basename "$tarball")
+want=$(awk -v f="$name" '$2 == f {print $1}' "$root/tools/pg/sources.sha256")
 have=$(sha256sum "$tarball" | cut -d' ' -f1)
-if [ -z "$want" ] || [ "$want" != "$have" ]; then echo "sha256 of $tarball is $have, the .dsc says '$want'" >&2; exit 1; fi
+if [ -z "$want" ] || [ "$want" != "$have" ]; then
+  echo "sha256 of $tarball is $have, tools/pg/sources.sha256 says '$want'" >&2; exit 1
+fi
 
-version=$(basename "$tarball" | sed 's/^postgresql-18_\(.*\)\.orig\.tar\.bz2$/\1/')
+version=$(printf '%s' "$name" | sed -e 's/^postgresql-[0-9]*_\(.*\)\.orig\.tar\.bz2$/\1/' \
+  -e 's/^postgresql-\(.*\)\.src\.tar\.bz2$/\1/')
 key=pg-$version-${have:0:12}
 prefix=$cache/$key/install
 build=$cache/$key/src
