@@ -1,5 +1,5 @@
 // Waits a client's message spends before its statement begins,
-// PostgreSQL-free (exact timing, src/pg/timing/timing_wrappers.cpp).
+// PostgreSQL-free (exact timing, src/pg/timing/statement_timing.cpp).
 //
 // Parse analysis takes its tables' locks before the hook that begins the
 // statement, and a Bind takes its cached plan's locks before the Execute

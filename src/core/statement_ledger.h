@@ -1,5 +1,5 @@
 // CPU time and calls of the statements inside one timed top-level
-// statement, PostgreSQL-free (exact timing, src/pg/timing/timing_wrappers.cpp).
+// statement, PostgreSQL-free (exact timing, src/pg/timing/statement_timing.cpp).
 //
 // Time is cut into segments at every change of the attributed query id, and
 // each segment is charged to the id that owned it, so a statement's elapsed
@@ -52,7 +52,7 @@ public:
 
     // A wait of ns ended, attributed to current(): it is not the current
     // segment's CPU time. Waits a statement adopts from before its start
-    // (timing_wrappers.cpp) lie inside its first segment too.
+    // (timing/wrapper.h) lie inside its first segment too.
     void add_wait(uint64_t ns) { segment_waits_ += ns; }
 
     // From `now` on, time belongs to queryid (0: the top-level statement).

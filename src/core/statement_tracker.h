@@ -1,5 +1,5 @@
 // Which statement a backend is running, PostgreSQL-free (the hooks in
-// src/pg/activity/query_hooks.cpp feed it; unit tests drive it directly).
+// src/pg/statements/ feed it; unit tests drive it directly).
 //
 // What it keeps right:
 //  - A client's top-level statement keeps its ids and state `active` until

@@ -1,6 +1,6 @@
 // The out-of-line half of the compat layer (see compat.h for what differs
 // between PostgreSQL 15, 16, 17 and 18).
-#include "pg.h"
+#include "compat.h"
 
 extern "C" {
 #include "storage/lmgr.h"

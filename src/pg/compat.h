@@ -24,8 +24,11 @@
 // - 18 dropped ExecutorRun_hook's execute_once and made queryId int64:
 //   PSW_EXECUTOR_RUN_PARAMS / PSW_EXECUTOR_RUN_ARGS, compat_queryid(),
 //   compat_report_query_id().
-// Included by pg.h after PostgreSQL's headers.
+// Includes pg.h (PostgreSQL's headers); feature code includes this through
+// shared_state.h.
 #pragma once
+
+#include "pg.h"
 
 #if PG_VERSION_NUM < 150000
 #error "pg_stat_waits needs PostgreSQL 15 or later"
@@ -107,6 +110,12 @@ inline int compat_backend_status_scan_from() {
 #define PSW_EXECUTOR_RUN_PARAMS QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once
 #define PSW_EXECUTOR_RUN_ARGS qd, direction, count, execute_once
 #endif
+
+// Parse analysis and planner hooks (the same on 15-18).
+#define PSW_POST_PARSE_ANALYZE_PARAMS ParseState *pstate, Query *query, JumbleState *jstate
+#define PSW_POST_PARSE_ANALYZE_ARGS pstate, query, jstate
+#define PSW_PLANNER_PARAMS Query *parse, const char *query_string, int cursor_options, ParamListInfo params
+#define PSW_PLANNER_ARGS parse, query_string, cursor_options, params
 
 // A query id as the uint64 pg_stat_waits stores (18 declares them int64;
 // pg_stat_statements shows the same bits as bigint on every version).

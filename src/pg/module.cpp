@@ -1,10 +1,11 @@
 // Library entry point: GUCs, shared memory, hooks. Runs in the postmaster at
 // preload time; every child process inherits what it sets up.
 #include "gucs.h"
-#include "activity/query_hooks.h"
 #include "shared_state.h"
 #include "shmem_parts.h"
+#include "statements/statements.h"
 #include "surface/wait_sampling_gucs.h"
+#include "timing/timing.h"
 
 extern "C" {
 PG_MODULE_MAGIC;
@@ -112,7 +113,12 @@ void _PG_init(void) {
     if (!process_shared_preload_libraries_in_progress) return;  // SQL functions raise the error
     psw::preloaded = true;
 
+    // Each feature its own settings; the timer before the statement hooks
+    // can call it.
     psw::define_gucs();
+    psw::define_statement_gucs();
+    psw::define_timing_gucs();
+    MarkGUCPrefixReserved("pg_stat_waits");
     psw::define_wait_sampling_gucs();
     psw::init_wait_catalog();
     // Same query ids as pg_stat_statements and pg_stat_activity.query_id.
@@ -123,6 +129,6 @@ void _PG_init(void) {
     psw::prev_shmem_startup_hook = shmem_startup_hook;
     shmem_startup_hook = psw::shmem_startup;
 
-    psw::install_query_hooks();
+    psw::install_statement_hooks();
     psw::start_features();
 }

@@ -1,6 +1,7 @@
 // The only way C++ files include PostgreSQL headers (docs/architecture.md).
 // postgres.h must come first; everything is C, so wrap it in extern "C".
 // Only boundary files under src/pg/ include this; src/core/ never does.
+// Version differences are above it, in compat.h (which includes it).
 #pragma once
 
 // PG 15 defines PGDLLEXPORT empty on ELF; with -fvisibility=hidden the magic
@@ -52,8 +53,6 @@ extern "C" {
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 }
-
-#include "compat.h"
 
 // Exported PostgreSQL entry points (the library is built with
 // -fvisibility=hidden; PG_FUNCTION_INFO_V1 already exports its symbols).

@@ -1,7 +1,7 @@
 // Layout of pg_stat_waits' shared memory (boundary; trivially copyable only).
 #pragma once
 
-#include "pg.h"
+#include "compat.h"
 #include "../core/lock_blockers.h"
 #include "../core/seqlock.h"
 #include "../core/statement_tracker.h"

@@ -2,7 +2,7 @@
 // exact-timing views, the sampled views and pg_stat_waits_wait_events().
 #include "wait_names.h"
 
-#include "pg.h"
+#include "compat.h"
 #include "../core/wait_catalog.h"
 
 namespace psw {

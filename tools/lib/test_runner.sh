@@ -150,6 +150,15 @@ shellcheck_step() {  # the shell that remains: clean under shellcheck
   if [ -z "$out" ]; then record shellcheck 1 0; else echo "$out" | head -40; record shellcheck 0 1; fi
 }
 
+layers_step() {  # includes along docs/architecture.md's layers, a PostgreSQL-free core, short files
+  local out
+  if out=$("$PSW_ROOT/tools/check_layers.sh" "$("$PG_CONFIG" --includedir-server)" 2>&1); then
+    record layers 1 0
+  else
+    echo "$out" | head -40; record layers 0 1
+  fi
+}
+
 run_all_tests() {
   local t0=$SECONDS
   PSW_LONG=0
@@ -157,6 +166,7 @@ run_all_tests() {
   export PSW_LONG
   step_unit
   shellcheck_step
+  layers_step
   fetch_exporter
   if prepare_work_tree; then
     step_installcheck

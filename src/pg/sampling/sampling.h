@@ -146,4 +146,9 @@ void late_ids_observe(uint32 procno, const ProcSample *s, TimestampTz now);
 void late_ids_note(uint32 procno, const HistorySample &h, uint64 pos, int64 minute);
 void late_ids_apply(SampleRing<HistorySample> &ring, FixedHashTable<ProfileKey> &profile, MinuteBuckets buckets);
 
+// The period, in ms, samples stand for: the sampler's last period (the GUC
+// may be 0 now, idling the sampler, while the samples were taken at 10 ms).
+// For the SQL readers (sampling_views.cpp, sampling_rollups.cpp).
+double sample_period_for_time();
+
 }  // namespace psw

@@ -1,5 +1,5 @@
 // Slow executions: the shared ring of slow top-level runs (capture at the
-// statement's end, from timing_wrappers.cpp) and its SQL reader,
+// statement's end, from statement_timing.cpp) and its SQL reader,
 // pg_stat_waits_executions (docs/executions.md).
 //
 // Capture runs only for a statement whose elapsed time reached

@@ -1,13 +1,16 @@
 // Exact timing: blocking-call wrappers installed in the executable's GOT at
-// preload (timing_wrappers.cpp), backend-local accumulators flushed into
-// shared tables, the SQL readers (timing_views.cpp). docs/architecture.md
-// follows one timed wait through these files.
+// preload (wrapper.h, wrappers.cpp), backend-local accumulators flushed into
+// shared tables (local.h, local_flush.cpp), statements timed from the
+// boundaries the statement hooks report (statement_timing.cpp), the shared
+// tables (timing_shmem.cpp), the SQL readers (timing_views.cpp).
+// docs/architecture.md follows one timed wait through these files.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 
 #include "../shared_state.h"
+#include "../statements/statements.h"
 #include "../../core/executions.h"
 #include "../../core/statement_ledger.h"
 #include "../../core/timing_stats.h"
@@ -29,44 +32,17 @@ QueryTable *timing_query_table();
 // Preload (postmaster only, from start_features): patch the GOT.
 void timing_install();
 
-// Statement boundaries from query_hooks.cpp: a top-level statement starts /
-// ends (its commit included). Cheap no-ops when timing is off.
-void timing_statement_start(uint64 queryid);
-void timing_statement_end();
-// The same end, seen only once a later statement's message had replaced the
-// text in debug_query_string and the status entry: a slow run is kept
-// without text rather than with the other statement's.
-void timing_statement_end_late();
-// timing_flags.open: whether a top-level statement is being timed (callers
-// test it before the calls below, which assume it). timing_flags.log_pending:
-// see executions_write_log(). timing_flags.held: waits of a client's message
-// are held for the statement it is about to begin (timing_wrappers.cpp).
-// Side by side so that a statement start and a wait for the client test
-// them all with one load.
-struct alignas(4) TimingFlags {
-    bool open;
-    bool log_pending;
-    bool held;
-    bool unused;
-};
-extern TimingFlags timing_flags;
-// From now on the statement's time belongs to queryid (a nested statement
-// under track = all, or the parent again; 0 = the top-level statement).
-void timing_attribute(uint64 queryid);
-// One execution of queryid finished (the per-query CPU row's calls).
-void timing_count_call(uint64 queryid);
-// An execution of queryid ended at top level (timed server mode): one call
-// for it; true when it was the open statement's own (or queryid is 0).
-bool timing_top_call(uint64 queryid);
-// The id the open statement is timed under (0 when none is open).
-uint64 timing_statement_id();
-// An execution ended with no portal running (its portal dropped after the
-// run): one call if it was the open statement's own id, or the id of the
-// statement started before it (a portal dropped at the next statement's
-// Bind), or, with none open, the last statement's; anything else ran
-// nested and counts nothing.
-// Whether it was the open statement's own.
-bool timing_dropped_portal_call(uint64 queryid);
+// The settings of exact timing (statement_timing.cpp), defined at preload
+// with the timer the statement hooks call (statements/timer.h).
+extern bool guc_timing;
+// Slow executions (pg_stat_waits_executions): the GUC in ms, and the same
+// threshold in ns as the statement end compares it (INT64_MAX when off).
+constexpr int kCaptureMinDurationDefaultMs = 1000;
+extern int guc_capture_min_duration_ms;
+extern int64_t capture_min_ns;
+// Also write each kept run to the server log (one LOG line).
+extern bool guc_capture_log;
+void define_timing_gucs();
 
 // Publishes what this process has accumulated and not yet flushed: a
 // session reading the exact views sees its own waits, and timing turned
@@ -128,7 +104,7 @@ double timing_bench_wrapper_ns(int mode, int64 n);
 
 // Milliseconds spent so far in the blocking call s is inside, for
 // pg_stat_waits_activity.wait_time; *valid is false when s publishes none
-// (timing_wrappers.cpp).
+// (local_flush.cpp).
 double live_wait_ms(const ProcSample &s, bool *valid);
 
 }  // namespace psw

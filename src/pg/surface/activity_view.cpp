@@ -1,6 +1,6 @@
 // pg_stat_waits_activity: one row per live process, now.
 #include "../boundary.h"
-#include "proc_reader.h"
+#include "../activity/proc_reader.h"
 #include "../timing/timing.h"
 
 PSW_SQL_FUNCTION(pg_stat_waits_activity_internal)

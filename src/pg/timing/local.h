@@ -1,0 +1,153 @@
+// Exact timing's backend-local side, shared by its files and by nobody else:
+// what a process accumulates between flushes, the statement it times, and
+// the inline tests the wrappers make on every call (wrapper.h).
+//
+// Each process has its own copy of everything here (after fork); the
+// timed path writes it with plain stores: no lock, no allocation, no
+// syscall. It reaches the shared tables at the flush points (local_flush.cpp):
+// the wait for the client, once a second, the statement's end for its
+// attributed waits, and exit.
+#pragma once
+
+#include <sys/epoll.h>
+
+#include <string>  // before PostgreSQL's port.h (wait_catalog.h uses it)
+
+// C++ library headers before PostgreSQL's (port.h redefines *printf).
+#include "../../core/held_waits.h"
+#include "../../core/tsc_clock.h"
+
+#include "timing.h"
+#include "../activity/proc_reader.h"
+#include "../../core/wait_catalog.h"
+
+namespace psw {
+
+// Set at preload (wrappers.cpp), published in shared memory (timing_shmem.cpp).
+extern uint32 interposed_mask_at_preload;
+
+// ---- the clock -------------------------------------------------------------------
+// Calibrated once in the postmaster (timing_install), inherited by every
+// child: one time base for all processes. Falls back to clock_gettime.
+extern TscClock tsc_clock;
+static inline int64 now_ns() { return tsc_clock_ns(tsc_clock); }
+
+static constexpr int64 kFlushIntervalNs = 1000000000;  // at least once a second
+
+// ---- what a process accumulates (local_flush.cpp) ------------------------------------
+extern LocalTiming local_timing;
+extern int64 last_flush_ns;
+extern bool exit_hook_registered;
+extern BackendSlot *live_slot;
+// Whom the q_* part of local_timing belongs to.
+extern uint64 pending_queryid;
+extern Oid pending_userid;
+
+// Exact tables keep backend types apart (PostgreSQL 18's io workers' reads
+// are not a client's); types past the tables' range count as type 0.
+static inline uint8_t timing_backend_type() {
+    int t = static_cast<int>(MyBackendType);
+    return t > 0 && t < kMaxBackendTypes ? static_cast<uint8_t>(t) : 0;
+}
+
+// ---- per-query CPU rows, held locally ---------------------------------------------
+// A finished statement's ledger rows (CPU time and calls per id) are
+// summed here and reach the shared per-query table at the flush points the
+// waits already use (idle, once a second, exit) instead of one shared table
+// update per statement end. Keyed like their QueryTable entry less the
+// database: a process stays with the database it connected to (PostgreSQL
+// cannot switch), so every held row is MyDatabaseId's and the search at each
+// statement end compares two fields.
+struct PendingCpuRow {
+    uint64 queryid;
+    Oid userid;
+    uint64 calls;
+    uint64 ns;
+};
+static constexpr int kPendingCpuRows = 8;
+extern PendingCpuRow pending_cpu[kPendingCpuRows];
+extern int pending_cpu_count;
+extern int64 last_cpu_flush_ns;
+
+void flush_cpu_rows(int64 now);
+void hold_new_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns);
+
+// The search calls nothing, so the common case (a row already held) saves
+// no register.
+static inline void hold_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
+    for (int i = 0; i < pending_cpu_count; i++) {
+        PendingCpuRow &r = pending_cpu[i];
+        if (r.queryid == queryid && r.userid == userid) {
+            r.calls += calls;
+            r.ns += ns;
+            return;
+        }
+    }
+    hold_new_cpu_row(queryid, userid, calls, ns);
+}
+
+static inline bool anything_pending() { return local_timing.pending() || pending_cpu_count != 0; }
+
+// Whether local_timing holds waits attributed to a query id: only while
+// pending_queryid is set (every attributed add is under it; with it 0 the
+// pending waits are the event totals alone). Those must reach the shared
+// tables before the id changes or the statement ends; waits outside any
+// statement (the wait for the client) can wait for the next flush point
+// with everything else.
+static inline bool attributed_pending() { return pending_queryid != 0 && local_timing.pending(); }
+
+void flush_waits(int64 now);
+// Everything pending: CPU rows and waits.
+void flush(int64 now);
+
+void register_exit_hook();
+
+static inline BackendSlot *my_live_slot() {
+    if (live_slot == nullptr && shared != nullptr && MyProc != nullptr) {
+        int procno = compat_my_procno();
+        if (procno >= 0 && static_cast<uint32>(procno) < shared->num_slots) live_slot = &shared->slots[procno];
+    }
+    return live_slot;
+}
+
+static inline bool any_flag() {
+    typedef uint32_t __attribute__((may_alias)) FlagWord;
+    static_assert(sizeof(timing_flags) == sizeof(FlagWord), "four one-byte flags");
+    // Loaded as one value in place (a local copy would have its address
+    // taken and cost the caller a stack-protector canary).
+    return *reinterpret_cast<const FlagWord *>(&timing_flags) != 0;
+}
+
+// ---- the statement being timed (statement_timing.cpp) --------------------------------
+// The statement being timed (top level, client and background backends):
+// its elapsed time cut into segments per attributed query id, and its calls.
+extern StatementLedger ledger;
+extern Oid stmt_userid;
+// The open statement's waits per event, for its slow run (flush_waits()
+// hands them over).
+extern StatementWaits stmt_waits;
+// Ends the open statement (a no-op if none is open).
+void timing_statement_end();
+// When the last wait for the client's next message ended, if no statement
+// has begun or ended since and timing stayed on (0 otherwise). The
+// statement that message carries starts there: the wait's own clock reading
+// is its start, so the statement needs no reading of its own (reading and
+// parsing the message are part of it).
+extern int64 message_arrived_ns;
+// Waits of a client's message before its statement began (held_waits.h):
+// true when this wait (info, dense index idx, from t0 to t1) was held.
+bool hold_wait(uint32 info, uint16_t idx, int64 t0, int64 t1);
+void release_held_waits();
+
+// ---- the wrappers' cold paths (local_flush.cpp) -------------------------------------------
+// About to wait for the client with a flag up.
+void at_client_read();
+// The epoll_wait for a client's next message (see local_flush.cpp).
+int wait_for_client(int (*real)(int, struct epoll_event *, int, int), int epfd, struct epoll_event *events,
+                    int maxevents, int timeout);
+// The dense index a call of `call` under wait event `info` is counted at.
+uint16_t call_index(BlockingCall call, uint32 info);
+// Output to the client with a statement open, outside any wait event.
+void sent_with_statement_open();
+
+}  // namespace psw

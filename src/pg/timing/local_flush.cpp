@@ -1,0 +1,164 @@
+// Exact timing's backend-local accumulation and its flush into the shared
+// tables: the per-query CPU rows held between flushes, the flush points
+// (the wait for the client, once a second, exit), and the wrappers' cold
+// paths.
+#include <sys/epoll.h>
+
+#include "local.h"
+
+namespace psw {
+
+LocalTiming local_timing;
+int64 last_flush_ns = 0;
+bool exit_hook_registered = false;
+BackendSlot *live_slot = nullptr;
+uint64 pending_queryid = 0;
+Oid pending_userid = InvalidOid;
+TscClock tsc_clock = {false, 0, 0, 0};
+
+int64 timing_now_ns() { return now_ns(); }
+const char *timing_clock_name() { return tsc_clock.usable ? "tsc" : "clock_gettime"; }
+
+// ---- per-query CPU rows ----------------------------------------------------------------
+PendingCpuRow pending_cpu[kPendingCpuRows];
+int pending_cpu_count = 0;
+int64 last_cpu_flush_ns = 0;
+
+void flush_cpu_rows(int64 now) {
+    last_cpu_flush_ns = now;
+    if (timing_shared != nullptr) {
+        QueryTable *qt = timing_query_table();
+        const uint8_t btype = timing_backend_type();
+        const uint16_t cpu = wait_index(0);
+        for (int i = 0; i < pending_cpu_count; i++) {
+            const PendingCpuRow &r = pending_cpu[i];
+            qt->add(QueryKey{r.queryid, MyDatabaseId, r.userid, cpu, btype}, r.calls, r.ns);
+        }
+    }
+    pending_cpu_count = 0;
+}
+
+__attribute__((noinline)) void hold_new_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
+    if (pending_cpu_count == kPendingCpuRows) flush_cpu_rows(now_ns());
+    pending_cpu[pending_cpu_count++] = PendingCpuRow{queryid, userid, calls, ns};
+}
+
+void flush(int64 now) {
+    if (pending_cpu_count != 0) flush_cpu_rows(now);
+    flush_waits(now);
+}
+
+void flush_waits(int64 now) {
+    last_flush_ns = now;
+    if (!local_timing.pending()) return;
+    TimingShared *ts = timing_shared;
+    if (ts == nullptr) {
+        local_timing.drain([](uint16_t, const EventCounters &, uint64_t, uint64_t) {});
+        return;
+    }
+    QueryTable *qt = timing_query_table();
+    const uint64 qid = pending_queryid;
+    const Oid dbid = MyDatabaseId;
+    const Oid userid = pending_userid;
+    const uint8_t btype = timing_backend_type();
+    ts->events.begin();
+    // While a statement is open every attributed wait is one of its own
+    // (nested ids included: a change of id flushes first).
+    const bool to_statement = timing_flags.open;
+    local_timing.drain([&](uint16_t idx, const EventCounters &c, uint64_t qcalls, uint64_t qns) {
+        ts->events.add(btype, idx, c);
+        if (qcalls != 0 && qid != 0) {
+            qt->add(QueryKey{qid, dbid, userid, idx, btype}, qcalls, qns);
+            if (to_statement) stmt_waits.add(idx, qcalls, qns);
+        }
+    });
+    ts->events.end();
+}
+
+// on_shmem_exit runs before ProcKill (registered earlier, run later), while
+// MyProc and shared memory are still there: nothing accumulated is lost.
+static void flush_at_exit(int, Datum) {
+    timing_statement_end();
+    if (timing_flags.held) release_held_waits();
+    flush(now_ns());
+    if (timing_flags.log_pending) executions_write_log();
+}
+
+void register_exit_hook() {
+    exit_hook_registered = true;
+    if (!proc_exit_inprogress) on_shmem_exit(flush_at_exit, 0);
+}
+
+
+// About to wait for the client with a flag up (one load tests them all).
+__attribute__((noinline)) void at_client_read() {
+    // A statement open: the statement hooks decide whether it is over
+    // (statements_client_read()).
+    if (timing_flags.open) statements_client_read();
+    // The statement is over and the main loop holds no resource, so the
+    // last slow run's LOG line can be written (before its wait is timed).
+    if (timing_flags.log_pending) executions_write_log();
+    // Waits held for a statement that never began (an error, an untimed
+    // statement): the message is done with, they were outside any.
+    if (timing_flags.held) release_held_waits();
+}
+
+// The wait for a client's next message (epoll_wait under ClientRead). A
+// backend publishes what it has pending before it sleeps idle, but a busy
+// client's next statement usually comes within a fraction of a millisecond,
+// and publishing the waits outside any statement (the event total of this
+// wait: a few shared atomic adds and a 32-bucket histogram) would then cost
+// more than the statement's own timing. begin_call() has published the per-query rows;
+// this call first waits at most kIdleFlushMs, and only if no message came
+// by then flushes the rest and waits on for the remainder of the caller's
+// timeout. So those event totals reach other sessions once the backend has
+// been idle kIdleFlushMs, or within a second while it is busy; a session
+// reading the views sees its own at once (timing_flush_own()). The caller
+// sees one epoll_wait: a result, an EINTR or a timeout no earlier than it
+// asked for (the two parts' timeouts add up to its own).
+static constexpr int kIdleFlushMs = 10;
+
+int wait_for_client(int (*real)(int, struct epoll_event *, int, int), int epfd, struct epoll_event *events,
+                           int maxevents, int timeout) {
+    if (!anything_pending() || (timeout >= 0 && timeout <= kIdleFlushMs))
+        return real(epfd, events, maxevents, timeout);
+    int n = real(epfd, events, maxevents, kIdleFlushMs);
+    if (n != 0) return n;
+    flush(now_ns());
+    return real(epfd, events, maxevents, timeout < 0 ? -1 : timeout - kIdleFlushMs);
+}
+
+// The dense index a call of `call` under wait event `info` is counted at.
+__attribute__((noinline)) uint16_t call_index(BlockingCall call, uint32 info) {
+    return info == 0 ? unreported_index(call) : wait_index(info);
+}
+
+// Live wait time of a process for pg_stat_waits_activity.wait_time: how long
+// the blocking call it is inside has lasted, from the start begin_call()
+// published (end_call() clears it). The start counts only while the process
+// still reports the wait event the call began under, so a stale or torn pair
+// never shows. Reader side: any process.
+double live_wait_ms(const ProcSample &s, bool *valid) {
+    *valid = false;
+    if (s.wait_start_ns == 0 || s.wait_event_info == 0 || s.wait_start_info != s.wait_event_info) return 0.0;
+    int64 now = timing_now_ns();  // the wrappers' clock
+    if (now < s.wait_start_ns) return 0.0;
+    *valid = true;
+    return static_cast<double>(now - s.wait_start_ns) / 1e6;
+}
+
+// Output to the client with a statement open, outside any wait event.
+__attribute__((noinline, cold)) void sent_with_statement_open() {
+    if (MyProc != nullptr && my_wait_event_info != nullptr &&
+        *static_cast<volatile uint32 *>(my_wait_event_info) == 0)
+        statements_client_send();
+}
+
+void timing_flush_own() {
+    // Timing turned off (or a reader's statement, which has begun already):
+    // a message that arrived before is no start for a later statement.
+    message_arrived_ns = 0;
+    if (anything_pending()) flush(now_ns());
+}
+
+}  // namespace psw

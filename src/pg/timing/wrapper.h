@@ -1,0 +1,177 @@
+// One wrapper per interposed blocking call, generated from its signature,
+// and the timed path every wrapper inlines.
+//
+// Hot path with timing off: one load of psw::guc_timing, one predictable
+// branch, a tail call through the saved original. With timing on: read
+// *my_wait_event_info, two clock readings around the real call (RDTSC where
+// the TSC is invariant, else clock_gettime through the vDSO: see
+// src/core/tsc_clock.h), plain adds into this process's LocalTiming
+// (local.h). No lock, no allocation, no syscall.
+//
+// Included only by wrappers.cpp, which instantiates every wrapper.
+#pragma once
+
+#include <poll.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "local.h"
+
+namespace psw {
+
+// Before the real call: publish the wait's start; flush what is pending
+// when a second has passed or the process is about to sleep idle (so an
+// idle backend's counters are never held back). The epoll_wait for a
+// client's next message (when the call is that one: idle_flush_later)
+// publishes the per-query rows at once, and leaves the waits outside any
+// statement (the event total of the wait for the client) to
+// wait_for_client, which flushes them only if the client keeps it waiting.
+__attribute__((always_inline)) static inline int64 begin_call(uint32 info, bool idle_flush_later) {
+    if (__builtin_expect(any_flag(), 0) && info == WAIT_EVENT_CLIENT_READ) at_client_read();
+    int64 t0 = now_ns();
+    if (anything_pending()) {
+        const bool due = t0 - last_flush_ns >= kFlushIntervalNs;
+        // The wait for the client publishes the finished statements' CPU
+        // rows (a session reads them right after its statement); the rest
+        // waits for wait_for_client(), which publishes it once the client
+        // has kept the backend waiting kIdleFlushMs.
+        if (idle_flush_later && !due && !attributed_pending()) {
+            if (pending_cpu_count != 0) flush_cpu_rows(t0);
+        } else if (info == WAIT_EVENT_CLIENT_READ || (info & 0xFF000000U) == PG_WAIT_ACTIVITY || due) {
+            flush(t0);
+        }
+    }
+    // The live wait start is shown only next to the wait event the process
+    // reports (live_wait_ms()): a call under none publishes nothing, and
+    // end_call() has nothing to clear.
+    if (info != 0) {
+        BackendSlot *s = my_live_slot();
+        if (s != nullptr) {
+            *reinterpret_cast<volatile uint32 *>(&s->wait_start_info) = info;
+            __atomic_store_n(&s->wait_start_ns, t0, __ATOMIC_RELEASE);
+        }
+    }
+    return t0;
+}
+
+static inline void end_call_tail(int64 t1) {
+    if (t1 - last_flush_ns >= kFlushIntervalNs) flush(t1);
+}
+
+// Inlined into each wrapper: a call and a second register save per timed
+// call would cost more than the code it duplicates.
+__attribute__((always_inline)) static inline void end_call(uint32 info, uint16_t idx, int64 t0, bool client_wait) {
+    int64 t1 = now_ns();
+    if (info != 0 && live_slot != nullptr) __atomic_store_n(&live_slot->wait_start_ns, 0, __ATOMIC_RELEASE);
+    if (__builtin_expect(!exit_hook_registered, 0)) register_exit_hook();
+    // Waits inside a timed statement are attributed to the id its time
+    // is charged to (nested under track = all); parallel workers run
+    // their leader's statement.
+    uint64 qid = 0;
+    if (timing_flags.open) {
+        qid = ledger.current();
+        ledger.add_wait(static_cast<uint64_t>(t1 - t0));
+    } else if (client_wait)
+        message_arrived_ns = t1;  // where the statement it carries starts
+    else if (IsParallelWorker())
+        qid = current_queryid();
+    else if (hold_wait(info, idx, t0, t1))
+        return end_call_tail(t1);
+    if (qid != pending_queryid) {
+        if (attributed_pending()) flush(t1);
+        pending_queryid = qid;
+        pending_userid = timing_flags.open ? stmt_userid : (qid != 0 ? GetUserId() : InvalidOid);
+    }
+    local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
+    end_call_tail(t1);
+}
+
+// One wrapper per interposed call, generated from its signature.
+template <BlockingCall C, typename Sig>
+struct Wrapper;
+
+template <BlockingCall C, typename R, typename... A>
+struct Wrapper<C, R(A...)> {
+    static R (*real)(A...);
+    // The last wait event this call was timed under and its index:
+    // (info | 1 << 32) << 16 | index, 0 before the first. A call site
+    // usually waits under the same event again, so the index is one
+    // comparison instead of a catalog lookup.
+    static uint64 index_cache;
+
+    static inline uint16_t index_of(uint32 info) {
+        const uint64 key = static_cast<uint64>(info) | (static_cast<uint64>(1) << 32);
+        if (__builtin_expect((index_cache >> 16) == key, 1)) return static_cast<uint16_t>(index_cache);
+        uint16_t idx = call_index(C, info);
+        index_cache = (key << 16) | idx;
+        return idx;
+    }
+
+    static R call(A... a) {
+        // A call that cannot block (the client socket's recv and send: it
+        // is non-blocking, its waits are the epoll_wait around it) is not
+        // clocked; send only tells an open statement that its results went
+        // out (statements_client_send()).
+        if constexpr (call_never_blocks(C)) {
+            if (C == kCallSend && __builtin_expect(timing_flags.open, 0) && guc_timing) sent_with_statement_open();
+            return real(a...);
+        } else {
+            if (__builtin_expect(!guc_timing, 1)) return real(a...);
+            return timed(a...);
+        }
+    }
+
+    __attribute__((noinline)) static R timed(A... a) {
+        if (MyProc == nullptr || my_wait_event_info == nullptr) return real(a...);  // postmaster, logger
+        uint32 info = *static_cast<volatile uint32 *>(my_wait_event_info);
+        const bool client_wait = C == kCallEpollWait && info == WAIT_EVENT_CLIENT_READ;
+        int64 t0 = begin_call(info, client_wait);
+        R r;
+        if constexpr (C == kCallEpollWait)
+            r = client_wait ? wait_for_client(real, a...) : real(a...);
+        else
+            r = real(a...);
+        // errno is the real call's: nothing after it (the clock, plain
+        // adds, a flush's atomic adds) calls into libc or sets it.
+        end_call(info, index_of(info), t0, client_wait);
+        return r;
+    }
+};
+
+template <BlockingCall C, typename R, typename... A>
+R (*Wrapper<C, R(A...)>::real)(A...) = nullptr;
+template <BlockingCall C, typename R, typename... A>
+uint64 Wrapper<C, R(A...)>::index_cache = 0;
+
+using W_epoll_wait = Wrapper<kCallEpollWait, int(int, struct epoll_event *, int, int)>;
+using W_sem_wait = Wrapper<kCallSemWait, int(sem_t *)>;
+using W_pread = Wrapper<kCallPread, ssize_t(int, void *, size_t, off_t)>;
+using W_pwrite = Wrapper<kCallPwrite, ssize_t(int, const void *, size_t, off_t)>;
+using W_pwritev = Wrapper<kCallPwritev, ssize_t(int, const struct iovec *, int, off_t)>;
+using W_preadv = Wrapper<kCallPreadv, ssize_t(int, const struct iovec *, int, off_t)>;
+using W_fsync = Wrapper<kCallFsync, int(int)>;
+using W_fdatasync = Wrapper<kCallFdatasync, int(int)>;
+using W_sync_file_range = Wrapper<kCallSyncFileRange, int(int, off64_t, off64_t, unsigned int)>;
+using W_posix_fallocate = Wrapper<kCallPosixFallocate, int(int, off_t, off_t)>;
+using W_ftruncate = Wrapper<kCallFtruncate, int(int, off_t)>;
+using W_select = Wrapper<kCallSelect, int(int, fd_set *, fd_set *, fd_set *, struct timeval *)>;
+using W_recv = Wrapper<kCallRecv, ssize_t(int, void *, size_t, int)>;
+using W_send = Wrapper<kCallSend, ssize_t(int, const void *, size_t, int)>;
+using W_poll = Wrapper<kCallPoll, int(struct pollfd *, nfds_t, int)>;
+using W_nanosleep = Wrapper<kCallNanosleep, int(const struct timespec *, struct timespec *)>;
+// liburing (PostgreSQL 18, io_method = io_uring): the backend's submission
+// and its wait for completions happen inside these library calls, imported
+// by postgres through its PLT like the libc calls above. liburing's structs
+// are only passed through, so opaque pointers keep its headers out.
+using W_io_uring_submit = Wrapper<kCallIoUringSubmit, int(void *)>;
+using W_io_uring_submit_and_wait = Wrapper<kCallIoUringSubmitAndWait, int(void *, unsigned)>;
+using W_io_uring_wait_cqes = Wrapper<kCallIoUringWaitCqes, int(void *, void **, unsigned, void *, sigset_t *)>;
+using W_io_uring_wait_cqe_timeout = Wrapper<kCallIoUringWaitCqeTimeout, int(void *, void **, void *)>;
+using W_io_uring_get_events = Wrapper<kCallIoUringGetEvents, int(void *)>;
+using W_io_uring_enter = Wrapper<kCallIoUringEnter, int(unsigned, unsigned, unsigned, unsigned, sigset_t *)>;
+
+}  // namespace psw
