@@ -5,6 +5,7 @@
 // capture_* (timing/statement_timing.cpp). README.md lists them.
 #pragma once
 
+#pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
 extern int guc_sample_period_ms;
@@ -15,3 +16,4 @@ extern bool guc_sample_idle;
 void define_gucs();
 
 }  // namespace psw
+#pragma GCC visibility pop

@@ -6,6 +6,7 @@
 #include "../core/seqlock.h"
 #include "../core/statement_tracker.h"
 
+#pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
 // A slot's state is the statement tracker's (the hooks publish it as is).
@@ -47,6 +48,9 @@ struct alignas(64) BackendSlot {
     // monotonic start in ns of the blocking call in progress, 0 if none.
     int64 wait_start_ns;
     uint32 wait_start_info;
+    // Exact timing: the backend holds finished statements' CPU rows not yet
+    // in the shared per-query table (timing_collect_held_rows()).
+    uint8_t cpu_rows_held;
     // Heavyweight-lock blockers of this backend's current statement, as the
     // sampler last saw them. Written only by the sampler (its own line, so
     // the backend's stores above never share a cache line with it).
@@ -95,3 +99,4 @@ struct ShmemPart {
 };
 
 }  // namespace psw
+#pragma GCC visibility pop

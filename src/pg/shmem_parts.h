@@ -4,6 +4,7 @@
 
 #include "shared_state.h"
 
+#pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
 // Each feature's part (defined in its own file).
@@ -17,3 +18,4 @@ const ShmemPart &shmem_part_at(int i);
 void start_features();
 
 }  // namespace psw
+#pragma GCC visibility pop

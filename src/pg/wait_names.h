@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
 // Names of a wait_event_info (non-zero): PostgreSQL's own where the server
@@ -27,3 +28,4 @@ bool index_is_listed(uint16_t idx);
 int find_wait_index(const char *type, const char *name);
 
 }  // namespace psw
+#pragma GCC visibility pop

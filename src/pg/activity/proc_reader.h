@@ -6,6 +6,7 @@
 
 #include "../shared_state.h"
 
+#pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
 struct ProcSample {
@@ -64,3 +65,4 @@ void wait_event_names(const ProcSample &s, const char **type, const char **name)
 bool can_see_queries_of(Oid role);
 
 }  // namespace psw
+#pragma GCC visibility pop

@@ -3,9 +3,11 @@
 
 #include "../shared_state.h"
 
+#pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 // Loads the file at shared-memory creation and registers the save at
 // postmaster exit (a crash discards the statistics). Listed last in
 // shmem_parts.cpp so every other part exists when it loads.
 extern const ShmemPart persistence_part;
 }  // namespace psw
+#pragma GCC visibility pop

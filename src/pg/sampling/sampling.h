@@ -12,6 +12,7 @@
 #include "../../core/sample_ring.h"
 #include "../../core/seq_region.h"
 
+#pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
 // Encoded wait of a sample in aggregates: wait_event_info, or 0 for 'CPU'
@@ -152,3 +153,4 @@ void late_ids_apply(SampleRing<HistorySample> &ring, FixedHashTable<ProfileKey> 
 double sample_period_for_time();
 
 }  // namespace psw
+#pragma GCC visibility pop

@@ -34,6 +34,7 @@
 #include "../shared_state.h"
 #include "../../core/statement_tracker.h"
 
+#pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
 enum TrackMode { kTrackTop = 0, kTrackAll = 1 };
@@ -258,3 +259,4 @@ static inline void timed_execution_done() {
 void timed_over();
 
 }  // namespace psw
+#pragma GCC visibility pop

@@ -6,6 +6,7 @@
 
 #include "timer.h"
 
+#pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
 // Preload (postmaster): pg_stat_waits.track, then the hooks every mode
@@ -26,3 +27,4 @@ void statements_client_read();
 void statements_client_send();
 
 }  // namespace psw
+#pragma GCC visibility pop

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
 // The boundaries of a timed statement, as the hooks see them. Every call is
@@ -67,3 +68,4 @@ void statements_register_timer(const StatementTimer *timer);
 void statements_timer_switched(bool on);
 
 }  // namespace psw
+#pragma GCC visibility pop

@@ -2,6 +2,7 @@
 // (see docs/exporters.md, "pg_wait_sampling compatibility").
 #pragma once
 
+#pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
 // Defines the pg_wait_sampling.* settings unless pg_wait_sampling itself is
@@ -10,3 +11,4 @@ namespace psw {
 void define_wait_sampling_gucs();
 
 }  // namespace psw
+#pragma GCC visibility pop

@@ -21,6 +21,7 @@
 #include "../activity/proc_reader.h"
 #include "../../core/wait_catalog.h"
 
+#pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
 // Set at preload (wrappers.cpp), published in shared memory (timing_shmem.cpp).
@@ -33,6 +34,8 @@ extern TscClock tsc_clock;
 static inline int64 now_ns() { return tsc_clock_ns(tsc_clock); }
 
 static constexpr int64 kFlushIntervalNs = 1000000000;  // at least once a second
+// An idle backend publishes what it holds once its client has kept it waiting this long.
+static constexpr int kIdleFlushMs = 10;
 
 // ---- what a process accumulates (local_flush.cpp) ------------------------------------
 extern LocalTiming local_timing;
@@ -70,6 +73,12 @@ extern int pending_cpu_count;
 extern int64 last_cpu_flush_ns;
 
 void flush_cpu_rows(int64 now);
+// The reader's request last seen by flush_cpu_rows().
+extern uint32 seen_flush_request;
+static inline bool rows_requested() {
+    return timing_shared != nullptr &&
+           __atomic_load_n(&timing_shared->flush_request, __ATOMIC_RELAXED) != seen_flush_request;
+}
 void hold_new_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns);
 
 // The search calls nothing, so the common case (a row already held) saves
@@ -142,12 +151,10 @@ void release_held_waits();
 // ---- the wrappers' cold paths (local_flush.cpp) -------------------------------------------
 // About to wait for the client with a flag up.
 void at_client_read();
-// The epoll_wait for a client's next message (see local_flush.cpp).
-int wait_for_client(int (*real)(int, struct epoll_event *, int, int), int epfd, struct epoll_event *events,
-                    int maxevents, int timeout);
 // The dense index a call of `call` under wait event `info` is counted at.
 uint16_t call_index(BlockingCall call, uint32 info);
 // Output to the client with a statement open, outside any wait event.
 void sent_with_statement_open();
 
 }  // namespace psw
+#pragma GCC visibility pop

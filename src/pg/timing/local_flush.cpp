@@ -24,9 +24,18 @@ PendingCpuRow pending_cpu[kPendingCpuRows];
 int pending_cpu_count = 0;
 int64 last_cpu_flush_ns = 0;
 
+uint32 seen_flush_request = 0;
+
+static inline void set_rows_held(uint8_t held) {
+    BackendSlot *s = my_live_slot();
+    if (s != nullptr) __atomic_store_n(&s->cpu_rows_held, held, __ATOMIC_RELEASE);
+}
+
 void flush_cpu_rows(int64 now) {
     last_cpu_flush_ns = now;
     if (timing_shared != nullptr) {
+        // A request made from here on asks for rows held after these.
+        seen_flush_request = __atomic_load_n(&timing_shared->flush_request, __ATOMIC_ACQUIRE);
         QueryTable *qt = timing_query_table();
         const uint8_t btype = timing_backend_type();
         const uint16_t cpu = wait_index(0);
@@ -35,11 +44,13 @@ void flush_cpu_rows(int64 now) {
             qt->add(QueryKey{r.queryid, MyDatabaseId, r.userid, cpu, btype}, r.calls, r.ns);
         }
     }
+    if (pending_cpu_count != 0) set_rows_held(0);
     pending_cpu_count = 0;
 }
 
 __attribute__((noinline)) void hold_new_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
     if (pending_cpu_count == kPendingCpuRows) flush_cpu_rows(now_ns());
+    if (pending_cpu_count == 0) set_rows_held(1);
     pending_cpu[pending_cpu_count++] = PendingCpuRow{queryid, userid, calls, ns};
 }
 
@@ -103,31 +114,6 @@ __attribute__((noinline)) void at_client_read() {
     if (timing_flags.held) release_held_waits();
 }
 
-// The wait for a client's next message (epoll_wait under ClientRead). A
-// backend publishes what it has pending before it sleeps idle, but a busy
-// client's next statement usually comes within a fraction of a millisecond,
-// and publishing the waits outside any statement (the event total of this
-// wait: a few shared atomic adds and a 32-bucket histogram) would then cost
-// more than the statement's own timing. begin_call() has published the per-query rows;
-// this call first waits at most kIdleFlushMs, and only if no message came
-// by then flushes the rest and waits on for the remainder of the caller's
-// timeout. So those event totals reach other sessions once the backend has
-// been idle kIdleFlushMs, or within a second while it is busy; a session
-// reading the views sees its own at once (timing_flush_own()). The caller
-// sees one epoll_wait: a result, an EINTR or a timeout no earlier than it
-// asked for (the two parts' timeouts add up to its own).
-static constexpr int kIdleFlushMs = 10;
-
-int wait_for_client(int (*real)(int, struct epoll_event *, int, int), int epfd, struct epoll_event *events,
-                           int maxevents, int timeout) {
-    if (!anything_pending() || (timeout >= 0 && timeout <= kIdleFlushMs))
-        return real(epfd, events, maxevents, timeout);
-    int n = real(epfd, events, maxevents, kIdleFlushMs);
-    if (n != 0) return n;
-    flush(now_ns());
-    return real(epfd, events, maxevents, timeout < 0 ? -1 : timeout - kIdleFlushMs);
-}
-
 // The dense index a call of `call` under wait event `info` is counted at.
 __attribute__((noinline)) uint16_t call_index(BlockingCall call, uint32 info) {
     return info == 0 ? unreported_index(call) : wait_index(info);
@@ -159,6 +145,27 @@ void timing_flush_own() {
     // a message that arrived before is no start for a later statement.
     message_arrived_ns = 0;
     if (anything_pending()) flush(now_ns());
+}
+
+// Reader side (any backend, in a SQL function).
+void timing_collect_held_rows() {
+    if (timing_shared == nullptr || shared == nullptr) return;
+    __atomic_add_fetch(&timing_shared->flush_request, 1, __ATOMIC_SEQ_CST);
+    BackendSlot *own = my_live_slot();
+    // An idle backend publishes within kIdleFlushMs of its last statement,
+    // a busy one at its next wait for the client; a backend that does
+    // neither within the bound is not waited for.
+    const int64 deadline = now_ns() + 5 * static_cast<int64>(kIdleFlushMs) * 1000000;
+    for (;;) {
+        bool held = false;
+        for (uint32 i = 0; i < shared->num_slots && !held; i++) {
+            const BackendSlot *s = &shared->slots[i];
+            held = s != own && __atomic_load_n(&s->cpu_rows_held, __ATOMIC_ACQUIRE) != 0;
+        }
+        if (!held || now_ns() > deadline) return;
+        pg_usleep(500);
+        CHECK_FOR_INTERRUPTS();
+    }
 }
 
 }  // namespace psw

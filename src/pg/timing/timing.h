@@ -15,6 +15,7 @@
 #include "../../core/statement_ledger.h"
 #include "../../core/timing_stats.h"
 
+#pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
 struct ProcSample;  // activity/proc_reader.h
@@ -23,11 +24,16 @@ extern const ShmemPart timing_part;
 
 // Shared timing tables (nullptr until shared memory exists).
 struct TimingShared {
+    // Bumped by a reader that wants every backend's held CPU rows
+    // (timing_collect_held_rows()).
+    uint32 flush_request;
     SharedEvents events;
     // QueryTable follows at query_table_offset().
 };
 extern TimingShared *timing_shared;
-QueryTable *timing_query_table();
+inline QueryTable *timing_query_table() {
+    return reinterpret_cast<QueryTable *>(reinterpret_cast<char *>(timing_shared) + MAXALIGN(sizeof(TimingShared)));
+}
 
 // Preload (postmaster only, from start_features): patch the GOT.
 void timing_install();
@@ -49,6 +55,15 @@ void define_timing_gucs();
 // off leaves nothing behind (other sessions see a backend's waits once it
 // has been idle 10 ms, or within a second). No error, no allocation.
 void timing_flush_own();
+
+// Waits (at most about 50 ms) until the other backends have published the
+// CPU rows of the statements they finished: a backend holds them until it
+// has waited kIdleFlushMs for its client, or until its next wait for its
+// client once a reader has asked. So a reader sees every statement that
+// ended before it began, and a busy backend pays for no shared update per
+// statement. A backend inside one long statement with no blocking call may
+// publish later (within a second of its next call).
+void timing_collect_held_rows();
 
 // One bounded eviction step of the per-query table (at most max_visits
 // slots), from the sampler's evict_tables_step(); backends never evict.
@@ -108,3 +123,4 @@ double timing_bench_wrapper_ns(int mode, int64 n);
 double live_wait_ms(const ProcSample &s, bool *valid);
 
 }  // namespace psw
+#pragma GCC visibility pop

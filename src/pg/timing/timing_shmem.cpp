@@ -10,10 +10,6 @@ TimingShared *timing_shared = nullptr;
 static uint32 query_capacity() { return QueryTable::round_capacity(static_cast<uint32>(guc_profile_max) * 2); }
 static Size query_table_offset() { return MAXALIGN(sizeof(TimingShared)); }
 
-QueryTable *timing_query_table() {
-    return reinterpret_cast<QueryTable *>(reinterpret_cast<char *>(timing_shared) + query_table_offset());
-}
-
 static Size timing_size() { return add_size(query_table_offset(), QueryTable::bytes(query_capacity())); }
 
 static void timing_init(void *ptr, bool found) {

@@ -41,8 +41,10 @@ static void require_timing_shmem() {
     require_preloaded();
     if (timing_shared == nullptr) elog(ERROR, "pg_stat_waits: timing shared memory is missing");
     // This session's own waits not yet published (its last wait for the
-    // client among them): a session sees its own at once.
+    // client among them): a session sees its own at once, and the other
+    // backends' finished statements too.
     timing_flush_own();
+    timing_collect_held_rows();
 }
 
 }  // namespace psw

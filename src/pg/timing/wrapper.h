@@ -21,26 +21,27 @@
 
 #include "local.h"
 
+#pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
 // Before the real call: publish the wait's start; flush what is pending
 // when a second has passed or the process is about to sleep idle (so an
 // idle backend's counters are never held back). The epoll_wait for a
 // client's next message (when the call is that one: idle_flush_later)
-// publishes the per-query rows at once, and leaves the waits outside any
-// statement (the event total of the wait for the client) to
-// wait_for_client, which flushes them only if the client keeps it waiting.
+// leaves what is pending to wait_for_client(), which flushes it only if the
+// client keeps the backend waiting.
 __attribute__((always_inline)) static inline int64 begin_call(uint32 info, bool idle_flush_later) {
     if (__builtin_expect(any_flag(), 0) && info == WAIT_EVENT_CLIENT_READ) at_client_read();
     int64 t0 = now_ns();
     if (anything_pending()) {
         const bool due = t0 - last_flush_ns >= kFlushIntervalNs;
-        // The wait for the client publishes the finished statements' CPU
-        // rows (a session reads them right after its statement); the rest
-        // waits for wait_for_client(), which publishes it once the client
-        // has kept the backend waiting kIdleFlushMs.
+        // The wait for the client leaves what is pending to
+        // wait_for_client(), which publishes it once the client has kept the
+        // backend waiting kIdleFlushMs; the finished statements' CPU rows go
+        // at once only if a reader asked for them since they were last
+        // published (timing_collect_held_rows()).
         if (idle_flush_later && !due && !attributed_pending()) {
-            if (pending_cpu_count != 0) flush_cpu_rows(t0);
+            if (pending_cpu_count != 0 && rows_requested()) flush_cpu_rows(t0);
         } else if (info == WAIT_EVENT_CLIENT_READ || (info & 0xFF000000U) == PG_WAIT_ACTIVITY || due) {
             flush(t0);
         }
@@ -88,6 +89,29 @@ __attribute__((always_inline)) static inline void end_call(uint32 info, uint16_t
     }
     local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
     end_call_tail(t1);
+}
+
+// The wait for a client's next message (epoll_wait under ClientRead). A
+// backend publishes what it has pending before it sleeps idle, but a busy
+// client's next statement usually comes within a fraction of a millisecond,
+// and publishing the waits outside any statement (the event total of this
+// wait: a few shared atomic adds and a 32-bucket histogram) would then cost
+// more than the statement's own timing. begin_call() has published the per-query rows;
+// this call first waits at most kIdleFlushMs, and only if no message came
+// by then flushes the rest and waits on for the remainder of the caller's
+// timeout. So those event totals reach other sessions once the backend has
+// been idle kIdleFlushMs, or within a second while it is busy; a session
+// reading the views sees its own at once (timing_flush_own()). The caller
+// sees one epoll_wait: a result, an EINTR or a timeout no earlier than it
+// asked for (the two parts' timeouts add up to its own).
+static inline int wait_for_client(int (*real)(int, struct epoll_event *, int, int), int epfd,
+                                  struct epoll_event *events, int maxevents, int timeout) {
+    if (!anything_pending() || (timeout >= 0 && timeout <= kIdleFlushMs))
+        return real(epfd, events, maxevents, timeout);
+    int n = real(epfd, events, maxevents, kIdleFlushMs);
+    if (n != 0) return n;
+    flush(now_ns());
+    return real(epfd, events, maxevents, timeout < 0 ? -1 : timeout - kIdleFlushMs);
 }
 
 // One wrapper per interposed call, generated from its signature.
@@ -175,3 +199,4 @@ using W_io_uring_get_events = Wrapper<kCallIoUringGetEvents, int(void *)>;
 using W_io_uring_enter = Wrapper<kCallIoUringEnter, int(unsigned, unsigned, unsigned, unsigned, sigset_t *)>;
 
 }  // namespace psw
+#pragma GCC visibility pop
