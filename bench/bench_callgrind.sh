@@ -164,6 +164,8 @@ cg_client_slope() {
   cg_postmaster_stop "$datadir"
   if [ -z "$i1" ] || [ -z "$i2" ]; then echo NA; return 0; fi
   cg_allocator_metrics "$section" "$cfg" "$n" "$f1" "$f"
+  # What remains of each mode's cost on this path, by function.
+  case $cfg in psw_*) cg_breakdown_files "${section}_self" "$cfg" "$n" "$f1" "$f" ;; esac
   cg_slope "$i1" "$i2" "$n"
 }
 
@@ -334,7 +336,7 @@ callgrind_render() {
   md "pg_stat_waits turns on query-id computation itself (\`EnableQueryId()\`, so its ids match"
   md "pg_stat_statements), as does pg_stat_statements: the compute_query_id = on run is the baseline,"
   md "and the \"Δ vs compute_query_id = on\" column is what each tool adds (hooks, slot writes, timing)."
-  md "Targets: sampling (default) at most +40 instructions, timing on at most +0.5 %." ""
+  md "Targets (issue 56): sampling (default) at most +40 instructions, timing on at most +0.3 %." ""
   callgrind_breakdown_render psw_sampling
   callgrind_breakdown_render psw_timing
   local shown=() c2
@@ -379,8 +381,12 @@ callgrind_render() {
   if [ -n "$sq" ] && [ "$sq" != NA ]; then
     md "" "A client that pauses: pgbench sends N=$(metric_get callgrind_pause none_qid statements) and 2N \`SELECT 1;\`, pausing 3 ms after each result"
     md "(\`\\sleep 3 ms\`), so the backend waits for every next message as behind a network; same slope."
-    md "Target with timing on: at most +0.5 % (and at most +1 % for timing to be on by default)." ""
+    md "This is the path of issue 56's socket targets: timing on at most +0.5 % (and at most +1 % for timing"
+    md "to be on by default), sampling at most +60 instructions per statement." ""
     cg_client_table callgrind_pause instr_per_stmt statement
+    md ""
+    callgrind_breakdown_render psw_timing callgrind_pause_self statement "the paused client's backend"
+    callgrind_breakdown_render psw_sampling callgrind_pause_self statement "the paused client's backend"
   fi
   bench_cg_pgbench_render
   if [ "$quick" != 1 ]; then

@@ -86,31 +86,42 @@ cg_allocator_metrics() {
 # callgrind_breakdown N CONFIG: records callgrind_self rows from the two
 # profiles callgrind_slope kept (CG_KEEP=1).
 callgrind_breakdown() {
-  local n=$1 cfg=$2
-  command -v callgrind_annotate >/dev/null || return 0
-  [ -s "$BENCH_CG_DIR/cg_$cfg.$n.out" ] && [ -s "$BENCH_CG_DIR/cg_$cfg.$((2 * n)).out" ] || return 0
-  join -t $'\t' -1 2 -2 2 -a 2 -e 0 -o 0,1.1,2.1 \
-    <(cg_self_by_function "$BENCH_CG_DIR/cg_$cfg.$n.out" | sort -t $'\t' -k2,2) \
-    <(cg_self_by_function "$BENCH_CG_DIR/cg_$cfg.$((2 * n)).out" | sort -t $'\t' -k2,2) |
-    awk -F'\t' -v n="$n" '{ d = ($3 - $2) / n; if (d >= 0.5) printf "%.1f\t%s\n", d, $1 }' |
-    sort -t $'\t' -k1,1gr | head -12 |
-    while IFS=$'\t' read -r d fn; do metric callgrind_self "$cfg" "$fn" "$d" instr; done
+  cg_breakdown_files callgrind_self "$2" "$1" "$BENCH_CG_DIR/cg_$2.$1.out" "$BENCH_CG_DIR/cg_$2.$(($1 * 2)).out"
 }
 
+# cg_breakdown_files SECTION CONFIG N PROFILE_N PROFILE_2N: the library's
+# self instructions per unit by function, the slope between two profiles
+# (the twelve largest), as metrics of SECTION. The client runs
+# (cg_client_slope, callgrind_pgbench_slope) call it with their backends'
+# profiles: what remains of timing's cost on the path the targets name.
+cg_breakdown_files() {
+  local section=$1 cfg=$2 n=$3 p1=$4 p2=$5
+  command -v callgrind_annotate >/dev/null || return 0
+  [ -s "$p1" ] && [ -s "$p2" ] || return 0
+  join -t $'\t' -1 2 -2 2 -a 2 -e 0 -o 0,1.1,2.1 \
+    <(cg_self_by_function "$p1" | sort -t $'\t' -k2,2) \
+    <(cg_self_by_function "$p2" | sort -t $'\t' -k2,2) |
+    awk -F'\t' -v n="$n" '{ d = ($3 - $2) / n; if (d >= 0.5) printf "%.1f\t%s\n", d, $1 }' |
+    sort -t $'\t' -k1,1gr | head -12 |
+    while IFS=$'\t' read -r d fn; do metric "$section" "$cfg" "$fn" "$d" instr; done
+}
+
+# callgrind_breakdown_render CONFIG [SECTION UNIT PATH]: the table of the
+# rows cg_breakdown_files recorded (default: single-user, per statement).
 callgrind_breakdown_render() {
-  local cfg=$1 rows
-  rows=$(awk -F'\t' -v c="$cfg" '$1=="callgrind_self" && $2==c' "$BENCH_METRICS")
+  local cfg=$1 section=${2:-callgrind_self} unit=${3:-statement} path=${4:-} rows
+  rows=$(awk -F'\t' -v s="$section" -v c="$cfg" '$1==s && $2==c' "$BENCH_METRICS")
   [ -n "$rows" ] || return 0
-  md "Self instructions per statement inside pg_stat_waits.so, by function ($(bench_cfg_label "$cfg");" \
+  md "Self instructions per $unit inside pg_stat_waits.so, by function ($(bench_cfg_label "$cfg")${path:+, $path};" \
      "what the library calls in postgres/libc is not included, so the sum is a lower bound of its Δ):" ""
-  md "| instructions / statement | function |" "|---:|---|"
+  md "| instructions / $unit | function |" "|---:|---|"
   local d fn
   while IFS=$'\t' read -r _ _ fn d _; do
     fn=${fn//|/\\|}
     [ ${#fn} -gt 110 ] && fn="${fn:0:107}..."
     md "| $d | \`$fn\` |"
   done <<<"$rows"
-  md "| $(awk -F'\t' -v c="$cfg" '$1=="callgrind_self" && $2==c {s+=$4} END {printf "%.1f", s}' "$BENCH_METRICS") | (sum of the rows above) |" ""
+  md "| $(awk -F'\t' -v s="$section" -v c="$cfg" '$1==s && $2==c {t+=$4} END {printf "%.1f", t}' "$BENCH_METRICS") | (sum of the rows above) |" ""
 }
 
 # cg_self_by_object OUTFILE: "instructions<TAB>object" (self cost summed per

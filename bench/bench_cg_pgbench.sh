@@ -93,6 +93,7 @@ callgrind_pgbench_slope() {
   rm -rf "$dir/data"
   if [ -z "$i1" ] || [ -z "$i2" ]; then echo NA; return 0; fi
   cg_allocator_metrics callgrind_pgbench "$cfg" "$n" "$f1" "$f"
+  [ "$cfg" = psw_timing ] && cg_breakdown_files callgrind_pgbench_self "$cfg" "$n" "$f1" "$f"
   cg_slope "$i1" "$i2" "$n"
 }
 
@@ -125,5 +126,6 @@ bench_cg_pgbench_render() {
   md "instructions/transaction$(cg_repeat_alloc callgrind_pgbench). As over a socket above, a configuration's figure also moves by a few"
   md "hundred instructions with PostgreSQL's and libc's own state (the allocator, split out as there,"
   md "and catalog-cache paths that differ with what is loaded), so only differences well above that"
-  md "are a tool's own cost."
+  md "are a tool's own cost. Target with timing on (issue 56): at most +0.5 % per transaction." ""
+  callgrind_breakdown_render psw_timing callgrind_pgbench_self transaction "the pgbench client's backend"
 }

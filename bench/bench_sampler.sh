@@ -107,6 +107,104 @@ sampler_fill_history() {
   held_backends_gone "$1"
 }
 
+# A holder that is not the coproc (two run at once below): stdin from a
+# FIFO this shell keeps open on an fd, stdout to a file. holder_bg_start
+# NAME K DIR: false, with its output in DIR/out, when it did not connect
+# within 120 s (it is then gone). Sets HOLD_BG_FD and HOLD_BG_PID.
+holder_bg_start() {
+  local name=$1 k=$2 dir=$3
+  mkdir -p "$dir"; rm -f "$dir/in" "$dir/out"; mkfifo "$dir/in"
+  "$BENCH_HOLDER" "$(bench_conninfo "$name")" "$k" <"$dir/in" >"$dir/out" 2>&1 &
+  HOLD_BG_PID=$!
+  exec {HOLD_BG_FD}>"$dir/in"
+  for _ in $(seq 240); do
+    grep -q '^ready ' "$dir/out" 2>/dev/null && return 0
+    kill -0 "$HOLD_BG_PID" 2>/dev/null || break
+    sleep 0.5
+  done
+  holder_bg_quit "$HOLD_BG_FD" "$HOLD_BG_PID"
+  return 1
+}
+
+# holder_bg_quit FD PID: closes the held connections.
+holder_bg_quit() {
+  local fd=$1
+  { echo quit >&"$fd"; } 2>/dev/null || true
+  exec {fd}>&-
+  wait "$2" 2>/dev/null || true
+}
+
+# sampler_same_window QUICK: issue 56's comparison, pg_stat_waits' sampler
+# against pg_wait_sampling's collector with 500 idle backends each, both
+# read over the same windows: two clusters run at once (one per tool, so
+# neither process reads the other's PGPROCs into a shared cache), each
+# with 500 idle connections, and both processes' schedstat is read at the
+# same instants. What the machine does meanwhile falls on both alike, which
+# the sequential windows of the table above cannot promise. The figure is
+# the ratio of the CPU time summed over the windows.
+sampler_same_window() {
+  local quick=$1 k=500 w nw c
+  if [ "$quick" = 1 ]; then w=2; nw=3; else w=4; nw=5; fi
+  for c in psw_sampling pg_wait_sampling; do
+    if [ "$c" = psw_sampling ] && [ "${BENCH_FEAT[psw_sampler]:-0}" != 1 ]; then
+      metric sampler_same psw_sampling "idle backends=$k" NA pct_core "${BENCH_WHY[psw_sampler]:-}"; return 0
+    fi
+    if [ "$c" = pg_wait_sampling ] && ! bench_cfg_available pg_wait_sampling; then
+      metric sampler_same pg_wait_sampling "idle backends=$k" NA pct_core "${BENCH_WHY[pg_wait_sampling]:-}"; return 0
+    fi
+  done
+  log "bench: sampler against collector, $k idle backends each, the same $nw windows of ${w} s"
+  local d=$BENCH_TMP/same_window
+  bench_start sw_psw "$(bench_cfg_conf psw_sampling)" "max_connections = $((k + 10))" "shared_buffers = 64MB"
+  bench_start sw_pgws "$(bench_cfg_conf pg_wait_sampling)" "max_connections = $((k + 10))" "shared_buffers = 64MB"
+  bsql sw_psw "CREATE EXTENSION pg_stat_waits" >/dev/null
+  bsql sw_pgws "CREATE EXTENSION pg_wait_sampling" >/dev/null
+  local pa pb fa fb pida pidb why=""
+  pa=$(sampler_pid sw_psw psw_sampling); pb=$(sampler_pid sw_pgws pg_wait_sampling)
+  if [ -z "$pa" ] || [ -z "$pb" ]; then
+    why="sampling process not found"
+  elif ! holder_bg_start sw_psw "$k" "$d/psw"; then
+    why="holder failed: $(tail -1 "$d/psw/out" 2>/dev/null)"
+  else
+    fa=$HOLD_BG_FD pida=$HOLD_BG_PID
+    if ! holder_bg_start sw_pgws "$k" "$d/pgws"; then
+      why="holder failed: $(tail -1 "$d/pgws/out" 2>/dev/null)"
+    else
+      fb=$HOLD_BG_FD pidb=$HOLD_BG_PID
+      # The warm-up of sampler_fill_history, for both: the backends busy
+      # for 3 s (a new history ring's pages are slow to write the first
+      # time), then idle again before the first window.
+      echo "busy 3" >&"$fa"; echo "busy 3" >&"$fb"
+      sleep 5
+      local i a0 b0 t0 a1 b1 t1
+      for i in $(seq "$nw"); do
+        a0=$(proc_cpu_ns "$pa"); b0=$(proc_cpu_ns "$pb"); t0=$(date +%s%N)
+        sleep "$w"
+        a1=$(proc_cpu_ns "$pa"); b1=$(proc_cpu_ns "$pb"); t1=$(date +%s%N)
+        metric sampler_same_raw psw_sampling "idle backends=$k window=$i" "$((a1 - a0)) $((t1 - t0))" "cpu_ns wall_ns"
+        metric sampler_same_raw pg_wait_sampling "idle backends=$k window=$i" "$((b1 - b0)) $((t1 - t0))" "cpu_ns wall_ns"
+      done
+      holder_bg_quit "$fb" "$pidb"
+    fi
+    holder_bg_quit "$fa" "$pida"
+  fi
+  bench_stop sw_psw; bench_stop sw_pgws
+  if [ -n "$why" ]; then
+    metric sampler_same psw_sampling "idle backends=$k" NA pct_core "$why"
+    metric sampler_same pg_wait_sampling "idle backends=$k" NA pct_core "$why"
+    return 0
+  fi
+  for c in psw_sampling pg_wait_sampling; do
+    metric sampler_same "$c" "idle backends=$k" "$(awk -F'\t' -v c="$c" \
+      '$1=="sampler_same_raw" && $2==c { split($4, v, " "); cpu += v[1]; wall += v[2] }
+       END { printf "%.4f\n", 100 * cpu / wall }' "$BENCH_METRICS")" pct_core "$nw windows of ${w} s"
+  done
+  metric sampler_same psw_sampling "ratio idle backends=$k" "$(awk -F'\t' \
+    '$1=="sampler_same_raw" { split($4, v, " "); cpu[$2] += v[1] }
+     END { if (cpu["pg_wait_sampling"] > 0) printf "%.3f\n", cpu["psw_sampling"] / cpu["pg_wait_sampling"]; else print "NA" }' \
+    "$BENCH_METRICS")" ratio "pg_stat_waits / pg_wait_sampling, $nw windows of ${w} s"
+}
+
 bench_sampler() {
   local quick=$1 ks w cfg k
   if [ "$quick" = 1 ]; then ks=(1000); w=2; else ks=(100 500 1000); w=6; fi
@@ -157,6 +255,17 @@ bench_sampler() {
     done
   done
   if [ "${BENCH_FEAT[psw_sampler]:-0}" != 1 ]; then md "" "pg_stat_waits: ${BENCH_WHY[psw_sampler]:-}."; fi
+  sampler_same_window "$quick"
+  a=$(metric_get sampler_same psw_sampling "idle backends=500"); b=$(metric_get sampler_same pg_wait_sampling "idle backends=500")
+  md "" "Over the same windows (issue 56's comparison): two clusters running at once, one per tool, each with 500"
+  md "idle connections; both processes' CPU time read at the same instants, summed over the windows"
+  md "($(awk -F'\t' '$1=="sampler_same" && $3=="ratio idle backends=500" {print $6}' "$BENCH_METRICS")). Target: at most 0.9× the collector." ""
+  md "| backends | state | pg_stat_waits sampler | pg_wait_sampling collector | ratio |" "|---:|---|---:|---:|---:|"
+  if [ -z "$a" ] || [ "$a" = NA ] || [ -z "$b" ] || [ "$b" = NA ]; then
+    md "| 500 | idle | not available | not available | $(awk -F'\t' '$1=="sampler_same" && $2=="psw_sampling" {n=$6} END {print n}' "$BENCH_METRICS") |"
+  else
+    md "| 500 | idle | $(fmt "$a" 3) % | $(fmt "$b" 3) % | $(fmt "$(metric_get sampler_same psw_sampling "ratio idle backends=500")" 3)× |"
+  fi
   for k in "${ks[@]}"; do
     a=$(metric_get sampler psw_sampling "samples_taken_delta backends=$k")
     [ -n "$a" ] && md "" "pg_stat_waits samples_taken grew by $a during the K=$k idle+busy windows (~$((2 * w + 1)) s)."

@@ -38,10 +38,10 @@ readme_table() {
     BENCH_METRICS=$tsv BENCH_TMP=$tmp/$i
     mkdir -p "$BENCH_TMP"
     bench_acceptance
-    # "| check | target | measured | verdict |" -> "check<TAB>target<TAB>cell"
-    awk -F' \\| ' 'NR > 4 && /^\| / {
-        sub(/^\| /, "", $1); sub(/ \|$/, "", $4)
-        print $1 "\t" $2 "\t" ($3 == "—" || $3 == "not measured" ? $4 : $3 ": " $4) }' \
+    # "| check | target | baseline | measured | verdict |" -> "check<TAB>target<TAB>cell"
+    awk -F' \\| ' '/^\| / && !/^\| check \| target \|/ {
+        sub(/^\| /, "", $1); sub(/ \|$/, "", $5)
+        print $1 "\t" $2 "\t" ($4 == "—" || $4 == "not measured" ? $5 : $4 ": " $5) }' \
       "$BENCH_TMP/05_acceptance.md" >"$tmp/rows.$i"
     cols+=("$ver"); links+=("[$ver](bench/results/$(basename "$md"))"); runs+=("\`${cmd:-./run bench}\`")
     i=$((i + 1))
