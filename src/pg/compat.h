@@ -1,5 +1,5 @@
 // Every difference between the PostgreSQL majors pg_stat_waits builds on
-// (15, 16, 17, 18) lives here and in compat.cpp; feature code calls these
+// (15, 16, 17, 18, 19) lives here and in compat.cpp; feature code calls these
 // helpers and never tests PG_VERSION_NUM itself.
 //
 // What differs, and where it is handled:
@@ -24,6 +24,18 @@
 // - 18 dropped ExecutorRun_hook's execute_once and made queryId int64:
 //   PSW_EXECUTOR_RUN_PARAMS / PSW_EXECUTOR_RUN_ARGS, compat_queryid(),
 //   compat_report_query_id().
+// - 19 passes the planner hook an ExplainState * (NULL outside EXPLAIN) and
+//   post_parse_analyze a const JumbleState *: PSW_PLANNER_PARAMS /
+//   PSW_PLANNER_ARGS, CompatJumbleState. It renamed PGPROC.links (the lock
+//   wait queue link) to waitLink: compat_for_each_lock_waiter().
+// - 19 moved buffer content locks out of LWLock/BufferContent into a
+//   Buffer class, the old BufferPin class byte (BufferCleanup, BufferShared,
+//   BufferShareExclusive, BufferExclusive): the class's name is the
+//   server's (compat_wait_class_name()), its events are probed like any
+//   other's. Extension LWLock tranche names moved into shared memory, and
+//   an id not (yet) registered raises an ERROR: compat_wait_event_name().
+// - 19's BGWORKER_INTERRUPTIBLE lets CREATE/ALTER/DROP DATABASE end a
+//   worker connected to that database: PSW_BGWORKER_INTERRUPTIBLE (0 before).
 // Included by pg.h after PostgreSQL's headers.
 #pragma once
 
@@ -106,6 +118,23 @@ inline int compat_backend_status_scan_from() {
 #else
 #define PSW_EXECUTOR_RUN_PARAMS QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once
 #define PSW_EXECUTOR_RUN_ARGS qd, direction, count, execute_once
+#endif
+
+// The planner hook's parameters and the arguments that pass them on.
+#if PG_VERSION_NUM >= 190000
+#define PSW_PLANNER_PARAMS \
+    Query *parse, const char *query_string, int cursor_options, ParamListInfo params, ExplainState *es
+#define PSW_PLANNER_ARGS parse, query_string, cursor_options, params, es
+#else
+#define PSW_PLANNER_PARAMS Query *parse, const char *query_string, int cursor_options, ParamListInfo params
+#define PSW_PLANNER_ARGS parse, query_string, cursor_options, params
+#endif
+
+// The JumbleState post_parse_analyze_hook receives (19: const).
+#if PG_VERSION_NUM >= 190000
+using CompatJumbleState = const JumbleState;
+#else
+using CompatJumbleState = JumbleState;
 #endif
 
 // A query id as the uint64 pg_stat_waits stores (18 declares them int64;
@@ -192,9 +221,14 @@ inline void compat_for_each_proclock(LOCK *lock, Visit &&visit) {
 template <typename Visit>
 inline void compat_for_each_lock_waiter(LOCK *lock, Visit &&visit) {
 #if PG_VERSION_NUM >= 160000
+#if PG_VERSION_NUM >= 190000
+    constexpr size_t link_offset = offsetof(PGPROC, waitLink);
+#else
+    constexpr size_t link_offset = offsetof(PGPROC, links);
+#endif
     dlist_head *head = &lock->waitProcs.dlist;
     for (dlist_node *cur = head->head.next; cur != nullptr && cur != &head->head; cur = cur->next) {
-        if (!visit(reinterpret_cast<PGPROC *>(reinterpret_cast<char *>(cur) - offsetof(PGPROC, links)))) return;
+        if (!visit(reinterpret_cast<PGPROC *>(reinterpret_cast<char *>(cur) - link_offset))) return;
     }
 #else
     // PGPROC.links is the first member: the queue links PGPROCs directly.

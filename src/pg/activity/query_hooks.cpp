@@ -453,7 +453,7 @@ static void server_parsed(ParseState *pstate, Query *query) {
     if (cur != 0 && id != 0 && cur != id && client_top) compat_report_query_id(id, true);
 }
 
-__attribute__((noinline)) static void post_parse_analyze_slow(ParseState *pstate, Query *query, JumbleState *jstate) {
+__attribute__((noinline)) static void post_parse_analyze_slow(ParseState *pstate, Query *query, CompatJumbleState *jstate) {
     if (prev_post_parse_analyze) prev_post_parse_analyze(pstate, query, jstate);
     if (shared == nullptr) return;
     if (mode == kModeTracker ? tracker.level == 0 : parses_client_text(pstate) || !client_backend()) settle_mode();
@@ -482,7 +482,7 @@ __attribute__((noinline)) static void post_parse_analyze_timed(ParseState *pstat
 // Server mode (server_fast): PostgreSQL reports this statement's id itself
 // right after this hook, unless it still holds the previous statement's id
 // (a query string's later statements on 15-17).
-static void post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate) {
+static void post_parse_analyze(ParseState *pstate, Query *query, CompatJumbleState *jstate) {
     if (__builtin_expect(server_fast, 1)) {
         if (__builtin_expect(my_be->st_query_id == 0, 1)) return;
         return server_parsed(pstate, query);
@@ -494,25 +494,23 @@ static void post_parse_analyze(ParseState *pstate, Query *query, JumbleState *js
 // Each hook takes the tracker's fast path (top level, or nested without an
 // id of its own: only the level moves) or saves and restores a frame.
 
-static inline PlannedStmt *call_planner(Query *parse, const char *query_string, int cursor_options,
-                                        ParamListInfo params) {
-    return next_planner(parse, query_string, cursor_options, params);
+static inline PlannedStmt *call_planner(PSW_PLANNER_PARAMS) {
+    return next_planner(PSW_PLANNER_ARGS);
 }
 
-__attribute__((noinline)) static PlannedStmt *planner_slow(Query *parse, const char *query_string, int cursor_options,
-                                                           ParamListInfo params) {
-    if (shared == nullptr) return call_planner(parse, query_string, cursor_options, params);
+__attribute__((noinline)) static PlannedStmt *planner_slow(PSW_PLANNER_PARAMS) {
+    if (shared == nullptr) return call_planner(PSW_PLANNER_ARGS);
     if (!tracking()) {
         if (MyBEEntry != nullptr && MyBEEntry->st_query_id == 0) {
             note_no_server_id();
             server_claim(compat_queryid(parse->queryId));
         }
         if (timed_server()) timed_phase(server_queryid());
-        return call_planner(parse, query_string, cursor_options, params);
+        return call_planner(PSW_PLANNER_ARGS);
     }
     if (tracker.nested_phase_attributes()) {
         StatementFrame f = tracker.plan_begin(compat_queryid(parse->queryId));
-        PlannedStmt *result = call_planner(parse, query_string, cursor_options, params);
+        PlannedStmt *result = call_planner(PSW_PLANNER_ARGS);
         tracker.phase_end(f);
         return result;
     }
@@ -520,18 +518,18 @@ __attribute__((noinline)) static PlannedStmt *planner_slow(Query *parse, const c
         tracker.enter_top_plan(compat_queryid(parse->queryId));
     else
         tracker.enter();
-    PlannedStmt *result = call_planner(parse, query_string, cursor_options, params);
+    PlannedStmt *result = call_planner(PSW_PLANNER_ARGS);
     tracker.leave();
     return result;
 }
 
 // Server mode: planning in a Bind message (15-17: PostgreSQL has no id yet).
-static PlannedStmt *planner(Query *parse, const char *query_string, int cursor_options, ParamListInfo params) {
+static PlannedStmt *planner(PSW_PLANNER_PARAMS) {
     // Every exception leaves by a tail call, so the path taken per
     // statement saves no register.
     if (__builtin_expect(server_plain && my_be->st_query_id != 0, 1) || timed_current())
-        return call_planner(parse, query_string, cursor_options, params);
-    return planner_slow(parse, query_string, cursor_options, params);
+        return call_planner(PSW_PLANNER_ARGS);
+    return planner_slow(PSW_PLANNER_ARGS);
 }
 
 static inline void call_executor_start(QueryDesc *qd, int eflags) {
