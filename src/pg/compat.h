@@ -170,6 +170,17 @@ uint64 compat_utility_query_id(const PlannedStmt *pstmt, const char *query_strin
 // For any other statement returns false and leaves *id as it was.
 bool compat_untracked_utility_id(const Node *stmt, uint64 *id);
 
+// ---- background workers ----------------------------------------------------------
+
+// 19: a worker with BGWORKER_INTERRUPTIBLE is terminated when CREATE, ALTER
+// or DROP DATABASE needs its database free, instead of making the command
+// wait (up to 5 s) and fail. Earlier releases have no such flag.
+#if PG_VERSION_NUM >= 190000
+#define PSW_BGWORKER_INTERRUPTIBLE BGWORKER_INTERRUPTIBLE
+#else
+#define PSW_BGWORKER_INTERRUPTIBLE 0
+#endif
+
 // ---- wait events -------------------------------------------------------------------
 
 // The running server's number of event ids per wait class, measured by
