@@ -34,6 +34,8 @@
 //   server's (compat_wait_class_name()), its events are probed like any
 //   other's. Extension LWLock tranche names moved into shared memory, and
 //   an id not (yet) registered raises an ERROR: compat_wait_event_name().
+// - 19's postmaster cannot look up an existing shared memory struct:
+//   compat_shmem_lookup_in_postmaster().
 // - 19's BGWORKER_INTERRUPTIBLE lets CREATE/ALTER/DROP DATABASE end a
 //   worker connected to that database: PSW_BGWORKER_INTERRUPTIBLE (0 before).
 // Included by pg.h after PostgreSQL's headers.
@@ -169,6 +171,14 @@ uint64 compat_utility_query_id(const PlannedStmt *pstmt, const char *query_strin
 // prepared statement's query id for EXECUTE (0 if it is unknown), else 0.
 // For any other statement returns false and leaves *id as it was.
 bool compat_untracked_utility_id(const Node *stmt, uint64 *id);
+
+// ---- shared memory -------------------------------------------------------------------
+
+// Whether the postmaster can look up a shared memory struct that already
+// exists by name with ShmemInitStruct (15-18). 19 reworked shared memory
+// allocation (ShmemRequestStruct): in the postmaster ShmemInitStruct only
+// creates, so a child process looks up PostgreSQL's own structs itself.
+constexpr bool compat_shmem_lookup_in_postmaster() { return PG_VERSION_NUM < 190000; }
 
 // ---- background workers ----------------------------------------------------------
 

@@ -429,6 +429,7 @@ void pg_stat_waits_sampler_main(Datum arg) {
         elog(LOG, "pg_stat_waits sampler: shared memory is not initialized");
         proc_exit(1);
     }
+    (void)psw::attach_backend_status_array();  // 19: each process finds it itself
     psw::tick_capacity = psw::shared->num_slots;
     psw::tick_samples = static_cast<psw::HistorySample *>(
         MemoryContextAllocZero(TopMemoryContext, sizeof(psw::HistorySample) * psw::tick_capacity));
