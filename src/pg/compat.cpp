@@ -54,6 +54,22 @@ bool compat_untracked_utility_id(const Node *stmt, uint64 *id) {
     return untracked;
 }
 
+// ---- shared memory ---------------------------------------------------------------------
+
+PgBackendStatus *compat_backend_status_array(int slots) {
+#if PG_VERSION_NUM >= 190000
+    (void)slots;
+    if (MyBEEntry == nullptr || MyProcNumber == INVALID_PROC_NUMBER) return nullptr;
+    return MyBEEntry - MyProcNumber;
+#else
+    // A lookup that fails allocates: never inside a critical section.
+    if (CritSectionCount > 0) return nullptr;
+    bool found = false;
+    void *ptr = ShmemInitStruct("Backend Status Array", mul_size(sizeof(PgBackendStatus), slots), &found);
+    return found ? static_cast<PgBackendStatus *>(ptr) : nullptr;
+#endif
+}
+
 // ---- wait events -------------------------------------------------------------------------
 
 namespace {

@@ -35,7 +35,7 @@
 //   other's. Extension LWLock tranche names moved into shared memory, and
 //   an id not (yet) registered raises an ERROR: compat_wait_event_name().
 // - 19's postmaster cannot look up an existing shared memory struct:
-//   compat_shmem_lookup_in_postmaster().
+//   compat_backend_status_array().
 // - 19's BGWORKER_INTERRUPTIBLE lets CREATE/ALTER/DROP DATABASE end a
 //   worker connected to that database: PSW_BGWORKER_INTERRUPTIBLE (0 before).
 // Included by pg.h after PostgreSQL's headers.
@@ -174,11 +174,18 @@ bool compat_untracked_utility_id(const Node *stmt, uint64 *id);
 
 // ---- shared memory -------------------------------------------------------------------
 
-// Whether the postmaster can look up a shared memory struct that already
-// exists by name with ShmemInitStruct (15-18). 19 reworked shared memory
-// allocation (ShmemRequestStruct): in the postmaster ShmemInitStruct only
-// creates, so a child process looks up PostgreSQL's own structs itself.
+// Whether the postmaster can find PostgreSQL's backend status array (15-18:
+// children inherit what it found); on 19 each process finds it itself.
 constexpr bool compat_shmem_lookup_in_postmaster() { return PG_VERSION_NUM < 190000; }
+
+// PostgreSQL's backend status array (private to backend_status.c), or
+// nullptr where this process cannot find it. 15-18 look it up by its
+// shared memory index name. 19 reworked shared memory allocation
+// (ShmemRequestStruct): outside a postmaster child ShmemInitStruct only
+// creates, so the postmaster and single-user mode cannot look it up; every
+// process derives it from its own entry, which 17+ keeps at its proc
+// number (MyBEEntry = &BackendStatusArray[MyProcNumber]).
+PgBackendStatus *compat_backend_status_array(int slots);
 
 // ---- background workers ----------------------------------------------------------
 

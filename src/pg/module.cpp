@@ -50,21 +50,15 @@ static void shmem_request() {
     RequestNamedLWLockTranche("pg_stat_waits", 1);
 }
 
-// PostgreSQL's backend status array is not exported; look it up by its
-// shmem index name so readers can show each process's backend type.
+// PostgreSQL's backend status array is not exported; find it so readers
+// can show each process's backend type (compat_backend_status_array()).
 bool attach_backend_status_array() {
     if (backend_status_array != nullptr) return true;
-    // 19's postmaster cannot look up a struct that exists (ShmemInitStruct
-    // there only creates one); LWLockAcquire needs no critical section, but
-    // a lookup that fails would allocate: never inside one.
-    if (!IsUnderPostmaster && !compat_shmem_lookup_in_postmaster()) return false;
-    if (CritSectionCount > 0) return false;
     int slots = compat_backend_status_slots();
-    bool found = false;
-    void *ptr = ShmemInitStruct("Backend Status Array", mul_size(sizeof(PgBackendStatus), slots), &found);
-    if (!found) return false;
+    PgBackendStatus *array = compat_backend_status_array(slots);
+    if (array == nullptr) return false;
     backend_status_slots = slots;
-    backend_status_array = static_cast<PgBackendStatus *>(ptr);
+    backend_status_array = array;
     return true;
 }
 
