@@ -23,7 +23,7 @@ plan skip_all => 'io_method is PostgreSQL 18+' if $node->pg_version < 18;
 $node->init;
 # 19 sizes the io worker pool itself, between io_min_workers and
 # io_max_workers (18: a fixed io_workers).
-my $workers = $node->pg_version >= 19 ? 'io_min_workers = 3' : 'io_workers = 3';
+my $workers = $node->pg_version->major >= 19 ? 'io_min_workers = 3' : 'io_workers = 3';
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'pg_stat_statements, pg_stat_waits'
 pg_stat_waits.timing = on

@@ -24,7 +24,7 @@ use Time::HiRes qw(time);
 my $node = psw_node('buffer_waits',
 	conf => [ "pg_stat_waits.timing = on", "pg_stat_waits.sample_period = 10", 'autovacuum = off' ],
 	extensions => 1);
-my $v19 = $node->pg_version >= 19;
+my $v19 = $node->pg_version->major >= 19;
 my ($pin_type, $pin_event) = $v19 ? ('Buffer', 'BufferCleanup') : ('BufferPin', 'BufferPin');
 
 my $admin = psw_session($node);
