@@ -21,7 +21,8 @@ enum WaitClassId : uint8_t {
     kClassCPU = 0x00,  // wait_event_info == 0 while active
     kClassLWLock = 0x01,
     kClassLock = 0x03,
-    kClassBufferPin = 0x04,  // "BufferPin" on 15-18, "Buffer" on 19 (buffer content locks too)
+    // "BufferPin" on 15-18, "Buffer" on 19 (with buffer content locks).
+    kClassBufferPin = 0x04,
     kClassActivity = 0x05,
     kClassClient = 0x06,
     kClassExtension = 0x07,

@@ -26,7 +26,7 @@
 //   compat_report_query_id().
 // - 19 passes the planner hook an ExplainState * (NULL outside EXPLAIN) and
 //   post_parse_analyze a const JumbleState *: PSW_PLANNER_PARAMS /
-//   PSW_PLANNER_ARGS, CompatJumbleState. It renamed PGPROC.links (the lock
+//   PSW_PLANNER_ARGS, PSW_JUMBLE_STATE. It renamed PGPROC.links (the lock
 //   wait queue link) to waitLink: compat_for_each_lock_waiter().
 // - 19 moved buffer content locks out of LWLock/BufferContent into a
 //   Buffer class, the old BufferPin class byte (BufferCleanup, BufferShared,
@@ -134,9 +134,9 @@ inline int compat_backend_status_scan_from() {
 
 // The JumbleState post_parse_analyze_hook receives (19: const).
 #if PG_VERSION_NUM >= 190000
-using CompatJumbleState = const JumbleState;
+#define PSW_JUMBLE_STATE const JumbleState
 #else
-using CompatJumbleState = JumbleState;
+#define PSW_JUMBLE_STATE JumbleState
 #endif
 
 // A query id as the uint64 pg_stat_waits stores (18 declares them int64;

@@ -453,7 +453,8 @@ static void server_parsed(ParseState *pstate, Query *query) {
     if (cur != 0 && id != 0 && cur != id && client_top) compat_report_query_id(id, true);
 }
 
-__attribute__((noinline)) static void post_parse_analyze_slow(ParseState *pstate, Query *query, CompatJumbleState *jstate) {
+__attribute__((noinline)) static void post_parse_analyze_slow(ParseState *pstate, Query *query,
+                                                              PSW_JUMBLE_STATE *jstate) {
     if (prev_post_parse_analyze) prev_post_parse_analyze(pstate, query, jstate);
     if (shared == nullptr) return;
     if (mode == kModeTracker ? tracker.level == 0 : parses_client_text(pstate) || !client_backend()) settle_mode();
@@ -482,7 +483,7 @@ __attribute__((noinline)) static void post_parse_analyze_timed(ParseState *pstat
 // Server mode (server_fast): PostgreSQL reports this statement's id itself
 // right after this hook, unless it still holds the previous statement's id
 // (a query string's later statements on 15-17).
-static void post_parse_analyze(ParseState *pstate, Query *query, CompatJumbleState *jstate) {
+static void post_parse_analyze(ParseState *pstate, Query *query, PSW_JUMBLE_STATE *jstate) {
     if (__builtin_expect(server_fast, 1)) {
         if (__builtin_expect(my_be->st_query_id == 0, 1)) return;
         return server_parsed(pstate, query);
@@ -494,9 +495,7 @@ static void post_parse_analyze(ParseState *pstate, Query *query, CompatJumbleSta
 // Each hook takes the tracker's fast path (top level, or nested without an
 // id of its own: only the level moves) or saves and restores a frame.
 
-static inline PlannedStmt *call_planner(PSW_PLANNER_PARAMS) {
-    return next_planner(PSW_PLANNER_ARGS);
-}
+static inline PlannedStmt *call_planner(PSW_PLANNER_PARAMS) { return next_planner(PSW_PLANNER_ARGS); }
 
 __attribute__((noinline)) static PlannedStmt *planner_slow(PSW_PLANNER_PARAMS) {
     if (shared == nullptr) return call_planner(PSW_PLANNER_ARGS);
