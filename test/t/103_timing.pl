@@ -14,7 +14,11 @@ use Test::More;
 use Time::HiRes qw(clock_gettime CLOCK_MONOTONIC usleep);
 
 # fsync on: commits must really wait for the WAL flush.
-my $node = psw_node('timing', conf => ['fsync = on'], extensions => 1);
+# On 19 pg_stat_statements, compared with below, times on the system clock
+# as pg_stat_waits does (timing_clock_source: 300_statement_attribution.pl).
+my $node = psw_node('timing',
+	conf => [ 'fsync = on', sub { shift->pg_version->major >= 19 ? ('timing_clock_source = system') : () } ],
+	extensions => 1);
 my $admin = psw_session($node);
 
 # (calls, total ms) of pg_stat_waits rows matching WHERE.
