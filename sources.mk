@@ -12,7 +12,8 @@ PSW_PG_SOURCES = src/pg/*.cpp src/pg/*/*.cpp
 # pg_stat_waits_report: the PostgreSQL-free rendering (unit-tested) ...
 PSW_REPORT_CORE_SOURCES = tools/report/cli.cpp tools/report/duration.cpp tools/report/svg_chart.cpp \
   tools/report/report_html.cpp tools/report/top_screen.cpp tools/report/prom_metrics.cpp \
-  tools/report/load_model.cpp tools/report/html_parts.cpp tools/report/page_html.cpp
+  tools/report/load_model.cpp tools/report/html_parts.cpp tools/report/page_html.cpp \
+  tools/report/wait_series.cpp
 # ... and the libpqxx program around it (with the Prometheus endpoint).
 PSW_REPORT_MAIN_SOURCES = tools/report/main.cpp tools/report/pg_data.cpp tools/report/terminal.cpp \
   tools/report/exporter.cpp tools/report/pg_window.cpp tools/report/live_page.cpp

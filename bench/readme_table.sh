@@ -29,7 +29,7 @@ readme_table() {
   for tsv in "$dir/latest.tsv" "$dir"/latest-*.tsv; do
     [ -f "$tsv" ] || continue
     md=${tsv%.tsv}.md
-    ver=$(sed -n 's/^- \*\*PostgreSQL:\*\* postgres (PostgreSQL) \([0-9.]*\).*/\1/p' "$md" 2>/dev/null)
+    ver=$(sed -n 's/^- \*\*PostgreSQL:\*\* postgres (PostgreSQL) \([0-9][0-9A-Za-z.]*\).*/\1/p' "$md" 2>/dev/null)
     # shellcheck disable=SC2016  # the report's Markdown backticks, literally
     cmd=$(sed -n 's/^- \*\*Reproduce:\*\* `\([^`]*\)`.*/\1/p' "$md" 2>/dev/null)
     ver=${ver:-$(basename "$tsv" .tsv)}

@@ -5,8 +5,8 @@
 namespace psw {
 namespace {
 
-// Every class byte PostgreSQL 15-18 defines, in catalog order; sizes come
-// from wait_catalog_init().
+// Every class byte PostgreSQL 15-19 defines, in catalog order; sizes (and a
+// renamed class's name) come from wait_catalog_init().
 const WaitClassInfo kClassTemplate[] = {
     {kClassCPU, "CPU", 1},
     {kClassLWLock, "LWLock", 0},
@@ -72,8 +72,11 @@ bool build(const WaitClassSize *sizes, int n) {
     std::memcpy(l.classes, kClassTemplate, sizeof(kClassTemplate));
     for (int i = 0; i < n; i++) {
         if (sizes[i].id == kClassCPU || sizes[i].id == kClassUnreported) continue;
-        for (auto &c : l.classes)
-            if (c.id == sizes[i].id) c.events = sizes[i].events;
+        for (auto &c : l.classes) {
+            if (c.id != sizes[i].id) continue;
+            c.events = sizes[i].events;
+            if (sizes[i].name != nullptr && sizes[i].name[0] != '\0') c.name = sizes[i].name;
+        }
     }
     // Fixed parts first: every class's "other" slot, CPU, Unreported and
     // the unknown-class slot always fit.

@@ -21,6 +21,7 @@ enum WaitClassId : uint8_t {
     kClassCPU = 0x00,  // wait_event_info == 0 while active
     kClassLWLock = 0x01,
     kClassLock = 0x03,
+    // "BufferPin" on 15-18, "Buffer" on 19 (with buffer content locks).
     kClassBufferPin = 0x04,
     kClassActivity = 0x05,
     kClassClient = 0x06,
@@ -85,10 +86,14 @@ struct WaitClassInfo {
 // this many); wait_catalog_init() shrinks classes that would not fit.
 constexpr uint16_t kWaitIndexLimit = 1024;
 
-// Number of event ids of one class on the running server.
+// Number of event ids of one class on the running server, and the
+// server's name of the class (nullptr keeps the catalog's: a release may
+// rename a class, as 19 renamed BufferPin to Buffer). A name must outlive
+// the process (a string literal of the server's).
 struct WaitClassSize {
     uint8_t id;
     uint16_t events;
+    const char *name = nullptr;
 };
 
 // Sets the layout from the running server's class sizes. Classes not listed

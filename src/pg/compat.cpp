@@ -1,5 +1,5 @@
 // The out-of-line half of the compat layer (see compat.h for what differs
-// between PostgreSQL 15, 16, 17 and 18).
+// between PostgreSQL 15, 16, 17, 18 and 19).
 #include "compat.h"
 
 extern "C" {
@@ -52,6 +52,22 @@ bool compat_untracked_utility_id(const Node *stmt, uint64 *id) {
 #endif
     if (untracked) *id = 0;
     return untracked;
+}
+
+// ---- shared memory ---------------------------------------------------------------------
+
+PgBackendStatus *compat_backend_status_array(int slots) {
+#if PG_VERSION_NUM >= 190000
+    (void)slots;
+    if (MyBEEntry == nullptr || MyProcNumber == INVALID_PROC_NUMBER) return nullptr;
+    return MyBEEntry - MyProcNumber;
+#else
+    // A lookup that fails allocates: never inside a critical section.
+    if (CritSectionCount > 0) return nullptr;
+    bool found = false;
+    void *ptr = ShmemInitStruct("Backend Status Array", mul_size(sizeof(PgBackendStatus), slots), &found);
+    return found ? static_cast<PgBackendStatus *>(ptr) : nullptr;
+#endif
 }
 
 // ---- wait events -------------------------------------------------------------------------
@@ -118,6 +134,54 @@ const char *custom_name(uint32 info) {
 }
 #endif
 
+#if PG_VERSION_NUM >= 190000
+// 19 keeps extension tranche names in shared memory, so every process
+// names every registered tranche; GetLWLockIdentifier() raises an ERROR for
+// an id not (yet) registered, and the count is private to lwlock.c. Ids are
+// handed out densely and never taken back: below known_user_tranches every
+// id has a name. A miss is remembered for the rest of the statement.
+int known_user_tranches = 0;
+int missing_user_tranche = -1;  // first id found unregistered, for missing_since
+TimestampTz missing_since;
+
+// GetLWLockIdentifier() for an extension tranche id, or nullptr when the
+// server has none: the ERROR is caught (never inside a critical section,
+// where it would be a PANIC) and the holdoff counts errfinish() zeroes are
+// put back.
+const char *user_tranche_name(uint16 id) {
+    int idx = id - LWTRANCHE_FIRST_USER_DEFINED;
+    if (idx >= known_user_tranches) {
+        TimestampTz stmt = GetCurrentStatementStartTimestamp();
+        if (missing_user_tranche >= 0 && idx >= missing_user_tranche && missing_since == stmt) return nullptr;
+        if (CritSectionCount > 0) return nullptr;
+        uint32 holdoff = InterruptHoldoffCount;
+        uint32 cancel_holdoff = QueryCancelHoldoffCount;
+        MemoryContext cxt = CurrentMemoryContext;
+        volatile bool registered = false;
+        PG_TRY();
+        {
+            (void)GetLWLockIdentifier(PG_WAIT_LWLOCK, id);
+            registered = true;
+        }
+        PG_CATCH();
+        {
+            MemoryContextSwitchTo(cxt);
+            FlushErrorState();
+            InterruptHoldoffCount = holdoff;
+            QueryCancelHoldoffCount = cancel_holdoff;
+        }
+        PG_END_TRY();
+        if (!registered) {
+            missing_user_tranche = idx;
+            missing_since = stmt;
+            return nullptr;
+        }
+        known_user_tranches = idx + 1;
+    }
+    return GetLWLockIdentifier(PG_WAIT_LWLOCK, id);
+}
+#endif
+
 }  // namespace
 
 const char *compat_wait_event_type(uint32 info) {
@@ -136,7 +200,12 @@ const char *compat_wait_event_name(uint32 info, bool *named) {
     switch (cls) {
         case kClassLWLock:
             // 17+: built-in ids no lock uses have a NULL name.
+#if PG_VERSION_NUM >= 190000
+            name = id >= LWTRANCHE_FIRST_USER_DEFINED ? user_tranche_name(static_cast<uint16>(id))
+                                                      : GetLWLockIdentifier(PG_WAIT_LWLOCK, static_cast<uint16>(id));
+#else
             name = GetLWLockIdentifier(PG_WAIT_LWLOCK, static_cast<uint16>(id));
+#endif
             if (name == nullptr) return "other";
             // A tranche not registered in this process: PostgreSQL's
             // placeholder, as pg_stat_activity shows it here.
@@ -189,7 +258,11 @@ const char *compat_wait_event_name(uint32 info, bool *named) {
 int compat_wait_class_sizes(WaitClassSize *out, int max) {
     int n = 0;
     auto put = [&](uint8 cls, uint16 events) {
-        if (n < max) out[n++] = WaitClassSize{cls, events};
+        // The server's name of the class (19 calls 0x04 "Buffer"); "???"
+        // for a class it does not have keeps the catalog's.
+        const char *type = pgstat_get_wait_event_type(wait_info_make(cls, 0));
+        if (type != nullptr && strcmp(type, "???") == 0) type = nullptr;
+        if (n < max) out[n++] = WaitClassSize{cls, events, type};
     };
     // Built-in LWLock ids end at a compile-time constant that minor
     // releases keep (ABI); user tranches follow.

@@ -1,5 +1,5 @@
 // Every difference between the PostgreSQL majors pg_stat_waits builds on
-// (15, 16, 17, 18) lives here and in compat.cpp; feature code calls these
+// (15, 16, 17, 18, 19) lives here and in compat.cpp; feature code calls these
 // helpers and never tests PG_VERSION_NUM itself.
 //
 // What differs, and where it is handled:
@@ -24,6 +24,20 @@
 // - 18 dropped ExecutorRun_hook's execute_once and made queryId int64:
 //   PSW_EXECUTOR_RUN_PARAMS / PSW_EXECUTOR_RUN_ARGS, compat_queryid(),
 //   compat_report_query_id().
+// - 19 passes the planner hook an ExplainState * (NULL outside EXPLAIN) and
+//   post_parse_analyze a const JumbleState *: PSW_PLANNER_PARAMS /
+//   PSW_PLANNER_ARGS, PSW_JUMBLE_STATE. It renamed PGPROC.links (the lock
+//   wait queue link) to waitLink: compat_for_each_lock_waiter().
+// - 19 moved buffer content locks out of LWLock/BufferContent into a
+//   Buffer class, the old BufferPin class byte (BufferCleanup, BufferShared,
+//   BufferShareExclusive, BufferExclusive): the class's name is the
+//   server's (compat_wait_class_name()), its events are probed like any
+//   other's. Extension LWLock tranche names moved into shared memory, and
+//   an id not (yet) registered raises an ERROR: compat_wait_event_name().
+// - 19's postmaster cannot look up an existing shared memory struct:
+//   compat_backend_status_array().
+// - 19's BGWORKER_INTERRUPTIBLE lets CREATE/ALTER/DROP DATABASE end a
+//   worker connected to that database: PSW_BGWORKER_INTERRUPTIBLE (0 before).
 // Includes pg.h (PostgreSQL's headers); feature code includes this through
 // shared_state.h.
 #pragma once
@@ -111,11 +125,24 @@ inline int compat_backend_status_scan_from() {
 #define PSW_EXECUTOR_RUN_ARGS qd, direction, count, execute_once
 #endif
 
-// Parse analysis and planner hooks (the same on 15-18).
-#define PSW_POST_PARSE_ANALYZE_PARAMS ParseState *pstate, Query *query, JumbleState *jstate
-#define PSW_POST_PARSE_ANALYZE_ARGS pstate, query, jstate
+// The planner hook's parameters and the arguments that pass them on.
+#if PG_VERSION_NUM >= 190000
+#define PSW_PLANNER_PARAMS \
+    Query *parse, const char *query_string, int cursor_options, ParamListInfo params, ExplainState *es
+#define PSW_PLANNER_ARGS parse, query_string, cursor_options, params, es
+#else
 #define PSW_PLANNER_PARAMS Query *parse, const char *query_string, int cursor_options, ParamListInfo params
 #define PSW_PLANNER_ARGS parse, query_string, cursor_options, params
+#endif
+
+// The JumbleState post_parse_analyze_hook receives (19: const).
+#if PG_VERSION_NUM >= 190000
+#define PSW_JUMBLE_STATE const JumbleState
+#else
+#define PSW_JUMBLE_STATE JumbleState
+#endif
+#define PSW_POST_PARSE_ANALYZE_PARAMS ParseState *pstate, Query *query, PSW_JUMBLE_STATE *jstate
+#define PSW_POST_PARSE_ANALYZE_ARGS pstate, query, jstate
 
 // A query id as the uint64 pg_stat_waits stores (18 declares them int64;
 // pg_stat_statements shows the same bits as bigint on every version).
@@ -149,6 +176,32 @@ uint64 compat_utility_query_id(const PlannedStmt *pstmt, const char *query_strin
 // prepared statement's query id for EXECUTE (0 if it is unknown), else 0.
 // For any other statement returns false and leaves *id as it was.
 bool compat_untracked_utility_id(const Node *stmt, uint64 *id);
+
+// ---- shared memory -------------------------------------------------------------------
+
+// Whether the postmaster can find PostgreSQL's backend status array (15-18:
+// children inherit what it found); on 19 each process finds it itself.
+constexpr bool compat_shmem_lookup_in_postmaster() { return PG_VERSION_NUM < 190000; }
+
+// PostgreSQL's backend status array (private to backend_status.c), or
+// nullptr where this process cannot find it. 15-18 look it up by its
+// shared memory index name. 19 reworked shared memory allocation
+// (ShmemRequestStruct): outside a postmaster child ShmemInitStruct only
+// creates, so the postmaster and single-user mode cannot look it up; every
+// process derives it from its own entry, which 17+ keeps at its proc
+// number (MyBEEntry = &BackendStatusArray[MyProcNumber]).
+PgBackendStatus *compat_backend_status_array(int slots);
+
+// ---- background workers ----------------------------------------------------------
+
+// 19: a worker with BGWORKER_INTERRUPTIBLE is terminated when CREATE, ALTER
+// or DROP DATABASE needs its database free, instead of making the command
+// wait (up to 5 s) and fail. Earlier releases have no such flag.
+#if PG_VERSION_NUM >= 190000
+#define PSW_BGWORKER_INTERRUPTIBLE BGWORKER_INTERRUPTIBLE
+#else
+#define PSW_BGWORKER_INTERRUPTIBLE 0
+#endif
 
 // ---- wait events -------------------------------------------------------------------
 
@@ -201,9 +254,14 @@ inline void compat_for_each_proclock(LOCK *lock, Visit &&visit) {
 template <typename Visit>
 inline void compat_for_each_lock_waiter(LOCK *lock, Visit &&visit) {
 #if PG_VERSION_NUM >= 160000
+#if PG_VERSION_NUM >= 190000
+    constexpr size_t link_offset = offsetof(PGPROC, waitLink);
+#else
+    constexpr size_t link_offset = offsetof(PGPROC, links);
+#endif
     dlist_head *head = &lock->waitProcs.dlist;
     for (dlist_node *cur = head->head.next; cur != nullptr && cur != &head->head; cur = cur->next) {
-        if (!visit(reinterpret_cast<PGPROC *>(reinterpret_cast<char *>(cur) - offsetof(PGPROC, links)))) return;
+        if (!visit(reinterpret_cast<PGPROC *>(reinterpret_cast<char *>(cur) - link_offset))) return;
     }
 #else
     // PGPROC.links is the first member: the queue links PGPROCs directly.

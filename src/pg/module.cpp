@@ -51,6 +51,18 @@ static void shmem_request() {
     RequestNamedLWLockTranche("pg_stat_waits", 1);
 }
 
+// PostgreSQL's backend status array is not exported; find it so readers
+// can show each process's backend type (compat_backend_status_array()).
+bool attach_backend_status_array() {
+    if (backend_status_array != nullptr) return true;
+    int slots = compat_backend_status_slots();
+    PgBackendStatus *array = compat_backend_status_array(slots);
+    if (array == nullptr) return false;
+    backend_status_slots = slots;
+    backend_status_array = array;
+    return true;
+}
+
 static void shmem_startup() {
     if (prev_shmem_startup_hook) prev_shmem_startup_hook();
 
@@ -61,13 +73,9 @@ static void shmem_startup() {
         void *ptr = ShmemInitStruct(part.name, part.size(), &found);
         part.init(ptr, found);
     }
-    // PostgreSQL's backend status array is not exported; look it up by its
-    // shmem index name so readers can show each process's backend type.
-    backend_status_slots = compat_backend_status_slots();
-    bool found = false;
-    backend_status_array = static_cast<PgBackendStatus *>(ShmemInitStruct(
-        "Backend Status Array", mul_size(sizeof(PgBackendStatus), backend_status_slots), &found));
-    if (!found) elog(ERROR, "pg_stat_waits: PostgreSQL's backend status array is missing");
+    // 15-18: children inherit the postmaster's lookup; 19: each looks itself.
+    if (compat_shmem_lookup_in_postmaster() && !attach_backend_status_array())
+        elog(ERROR, "pg_stat_waits: PostgreSQL's backend status array is missing");
     shared->shmem_bytes = total_shmem_size();
     LWLockRelease(AddinShmemInitLock);
 }

@@ -13,6 +13,7 @@
 extern "C" {
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/parallel.h"
 #include "access/twophase.h"
 #include "access/xact.h"
@@ -51,6 +52,7 @@ extern "C" {
 #include "utils/json.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 #include "utils/wait_event.h"
 }
 

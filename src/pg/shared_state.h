@@ -83,9 +83,12 @@ struct SharedState {
 };
 
 extern SharedState *shared;
-// PostgreSQL's own backend status array (for backend types), found at startup.
+// PostgreSQL's own backend status array (for backend types): found at
+// startup on 15-18, by each process on first use on 19; nullptr until then.
 extern PgBackendStatus *backend_status_array;
 extern int backend_status_slots;
+// Sets backend_status_array if it is not yet; false if it cannot be found.
+bool attach_backend_status_array();
 
 // Raises the standard "must be preloaded" error if shared memory is missing.
 void require_preloaded();

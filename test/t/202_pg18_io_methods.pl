@@ -1,4 +1,4 @@
-# PostgreSQL 18's asynchronous I/O under exact timing: a cold sequential
+# PostgreSQL 18's (and 19's) asynchronous I/O under exact timing: a cold sequential
 # scan larger than shared_buffers under io_method = sync, worker and
 # io_uring. What docs/timing.md says each number means is checked here:
 # - sync: the query reads itself; its rows hold IO/DataFileRead.
@@ -21,11 +21,14 @@ use Test::More;
 my $node = PostgreSQL::Test::Cluster->new('io_methods');
 plan skip_all => 'io_method is PostgreSQL 18+' if $node->pg_version < 18;
 $node->init;
+# 19 sizes the io worker pool itself, between io_min_workers and
+# io_max_workers (18: a fixed io_workers).
+my $workers = $node->pg_version->major >= 19 ? 'io_min_workers = 3' : 'io_workers = 3';
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'pg_stat_statements, pg_stat_waits'
 pg_stat_waits.timing = on
 shared_buffers = 16MB
-io_workers = 3
+$workers
 autovacuum = off
 });
 $node->start;

@@ -12,8 +12,14 @@ use Time::HiRes qw(usleep time);
 
 my $node = PostgreSQL::Test::Cluster->new('attribution');
 $node->init;
+# 19 times pg_stat_statements with the TSC at the rate the CPU or hypervisor
+# reports (timing_clock_source = auto), pg_stat_waits at a rate calibrated
+# against CLOCK_MONOTONIC: a few parts in 10,000 apart here. The sums compared
+# below are exact on one clock only (docs/timing.md).
+my $clock = $node->pg_version->major >= 19 ? 'timing_clock_source = system' : '';
 $node->append_conf(
 	'postgresql.conf', qq{
+$clock
 shared_preload_libraries = 'pg_stat_statements, pg_stat_waits'
 pg_stat_waits.sample_period = 10
 pg_stat_statements.track = all

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -160,6 +161,42 @@ TEST(PromNames, DownTargetHasUpZeroAndReasonOnly) {
         reason = reason || (l.name == "reason" && l.value == "no_extension");
     EXPECT_TRUE(reason);
     EXPECT_FALSE(find(fs, "pg_stat_waits_sampled_seconds_total")) << "no stale data for a down target";
+}
+
+// Buffer waits keep one series across PostgreSQL 19's rename: 18's
+// LWLock/BufferContent and 19's Buffer/Buffer{Shared,ShareExclusive,Exclusive}
+// carry wait_series="buffer_content", BufferPin/BufferPin and
+// Buffer/BufferCleanup "buffer_pin"; other events carry no wait_series.
+TEST(PromNames, RenamedBufferWaitsShareAWaitSeries) {
+    TargetData d = sample_data();
+    d.exact = {{"", "LWLock", "BufferContent", 1, 0.1, 0.1}, {"", "Buffer", "BufferExclusive", 1, 0.1, 0.1},
+               {"", "Buffer", "BufferShared", 1, 0.1, 0.1},  {"", "Buffer", "BufferShareExclusive", 1, 0.1, 0.1},
+               {"", "BufferPin", "BufferPin", 1, 0.1, 0.1},  {"", "Buffer", "BufferCleanup", 1, 0.1, 0.1},
+               {"", "LWLock", "BufferMapping", 1, 0.1, 0.1}, {"", "Lock", "transactionid", 1, 0.1, 0.1}};
+    d.sampled = {{"client backend", "Buffer", "BufferExclusive", 10, 0.1}};
+    auto fs = build_families("a", d, nullptr);
+    std::map<std::string, std::string> series;  // event -> wait_series ("" without)
+    for (const auto &m : find(fs, "pg_stat_waits_wait_seconds_total")->metric) {
+        std::string type, event, ws;
+        for (const auto &l : m.label) {
+            if (l.name == "wait_event_type") type = l.value;
+            if (l.name == "wait_event") event = l.value;
+            if (l.name == "wait_series") ws = l.value;
+        }
+        series[type + "/" + event] = ws;
+    }
+    EXPECT_EQ(series["LWLock/BufferContent"], "buffer_content");
+    EXPECT_EQ(series["Buffer/BufferExclusive"], "buffer_content");
+    EXPECT_EQ(series["Buffer/BufferShared"], "buffer_content");
+    EXPECT_EQ(series["Buffer/BufferShareExclusive"], "buffer_content");
+    EXPECT_EQ(series["BufferPin/BufferPin"], "buffer_pin");
+    EXPECT_EQ(series["Buffer/BufferCleanup"], "buffer_pin");
+    EXPECT_EQ(series["LWLock/BufferMapping"], "");
+    EXPECT_EQ(series["Lock/transactionid"], "");
+    bool sampled_has = false;
+    for (const auto &l : find(fs, "pg_stat_waits_sampled_seconds_total")->metric[0].label)
+        sampled_has = sampled_has || (l.name == "wait_series" && l.value == "buffer_content");
+    EXPECT_TRUE(sampled_has);
 }
 
 TEST(PromMerge, OneFamilyPerNameAcrossTargets) {

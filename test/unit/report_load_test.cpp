@@ -3,6 +3,8 @@
 // load and the comparison of two windows; and their HTML.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "cli.h"
 #include "load_model.h"
 #include "page_html.h"
@@ -121,6 +123,34 @@ TEST(Load, CompareRanksTheLargestChangeFirst) {
     std::vector<CompareRow> q = compare_by_sql(storm, calm, 10);
     ASSERT_EQ(q.size(), 2u);
     EXPECT_EQ(q[0].key, "7");
+}
+
+// A baseline from before an upgrade to 19 (LWLock/BufferContent,
+// BufferPin/BufferPin) against a window on 19 (Buffer/*): buffer waits are
+// compared as one row per series; within one release they keep their rows.
+TEST(Load, CompareAcrossTheBufferRenameMergesBufferWaits) {
+    SampleSet on19 = window_set(0, 10), on18 = window_set(100, 110);
+    on19.cells = {cell(0, "Buffer", "BufferExclusive", 300), cell(0, "Buffer", "BufferShared", 100),
+                  cell(0, "Buffer", "BufferCleanup", 50), cell(0, "CPU", "CPU", 1000)};
+    on18.cells = {cell(100, "LWLock", "BufferContent", 200), cell(100, "BufferPin", "BufferPin", 50),
+                  cell(100, "LWLock", "WALWrite", 100), cell(100, "CPU", "CPU", 1000)};
+    std::vector<CompareRow> w = compare_by_wait(on19, on18, 10);
+    std::map<std::string, CompareRow> by_key;
+    for (const auto &r : w) by_key[r.key] = r;
+    ASSERT_EQ(by_key.count("Buffer:content lock (any release)"), 1u);
+    EXPECT_NEAR(by_key["Buffer:content lock (any release)"].current, 0.4, 1e-9);
+    EXPECT_NEAR(by_key["Buffer:content lock (any release)"].baseline, 0.2, 1e-9);
+    EXPECT_EQ(by_key["Buffer:content lock (any release)"].wait_event_type, "Buffer");
+    EXPECT_NEAR(by_key["Buffer:pin (any release)"].current, 0.05, 1e-9);
+    EXPECT_NEAR(by_key["Buffer:pin (any release)"].baseline, 0.05, 1e-9);
+    EXPECT_EQ(by_key.count("LWLock:BufferContent"), 0u);
+    EXPECT_EQ(by_key.count("Buffer:BufferExclusive"), 0u);
+    EXPECT_NEAR(by_key["LWLock:WALWrite"].baseline, 0.1, 1e-9);  // other events keep their rows
+    // Both windows on 19: no merging.
+    std::vector<CompareRow> same = compare_by_wait(on19, on19, 10);
+    bool exclusive_row = false;
+    for (const auto &r : same) exclusive_row = exclusive_row || r.key == "Buffer:BufferExclusive";
+    EXPECT_TRUE(exclusive_row);
 }
 
 TEST(LoadHtml, CpuLineTopSqlTextAndBlockers) {

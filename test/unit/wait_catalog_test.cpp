@@ -115,6 +115,29 @@ TEST(WaitCatalog, InitTakesTheServersSizes) {
     wait_catalog_init_pg15();
 }
 
+// PostgreSQL 19 calls class 0x04 "Buffer" (buffer content locks joined the
+// pin waits there); the server's name replaces the catalog's, by id and by
+// name, and the next init without a name puts the catalog's back.
+TEST(WaitCatalog, InitTakesARenamedClassesName) {
+    const WaitClassSize pg19[] = {{kClassLWLock, 101 + 64}, {kClassBufferPin, 4, "Buffer"}, {kClassIO, 83, "IO"}};
+    ASSERT_TRUE(wait_catalog_init(pg19, 3));
+    EXPECT_STREQ(wait_class_by_id(kClassBufferPin)->name, "Buffer");
+    EXPECT_EQ(wait_class_by_id(kClassBufferPin)->events, 4);
+    ASSERT_NE(wait_class_by_name("Buffer"), nullptr);
+    EXPECT_EQ(wait_class_by_name("Buffer")->id, kClassBufferPin);
+    EXPECT_EQ(wait_class_by_name("BufferPin"), nullptr);
+    EXPECT_STREQ(wait_class_by_id(kClassLWLock)->name, "LWLock");  // no name given: the catalog's
+    uint8_t cls;
+    uint16_t ev;
+    bool other;
+    ASSERT_TRUE(wait_index_decode(wait_index(wait_info_make(kClassBufferPin, 3)), &cls, &ev, &other));
+    EXPECT_EQ(cls, kClassBufferPin);
+    EXPECT_EQ(ev, 3);
+    EXPECT_FALSE(other);
+    wait_catalog_init_pg15();
+    EXPECT_STREQ(wait_class_by_id(kClassBufferPin)->name, "BufferPin");
+}
+
 TEST(WaitCatalog, InitIgnoresSizesForSyntheticClassesAndCutsWhatDoesNotFit) {
     const WaitClassSize huge[] = {{kClassCPU, 500}, {kClassUnreported, 3}, {kClassLWLock, 900}, {kClassIO, 900}};
     EXPECT_FALSE(wait_catalog_init(huge, 4));

@@ -1,5 +1,7 @@
 #include "load_model.h"
 
+#include "wait_series.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -66,8 +68,46 @@ std::map<std::string, std::pair<std::string, double>> load_by(const SampleSet &s
     return out;
 }
 
+// Whether a window has buffer waits under 19's names (1), under 15-18's
+// (2), both (3) or none (0).
+int buffer_naming(const std::map<std::string, std::pair<std::string, double>> &by_wait) {
+    int m = 0;
+    for (const auto &kv : by_wait) {
+        const std::string &type = kv.second.first;
+        if (wait_series(type, kv.first.substr(type.size() + 1)) != nullptr) m |= wait_series_is_pg19_name(type) ? 1 : 2;
+    }
+    return m;
+}
+
+// Windows on both sides of PostgreSQL 19's rename of buffer waits (a server
+// upgraded between them): its buffer waits are compared as one row per
+// series (wait_series.h), "Buffer:content lock (any release)".
+void merge_renamed(std::map<std::string, std::pair<std::string, double>> &by_wait) {
+    std::map<std::string, std::pair<std::string, double>> out;
+    for (const auto &kv : by_wait) {
+        const std::string &type = kv.second.first;
+        const char *series = wait_series(type, kv.first.substr(type.size() + 1));
+        if (series == nullptr) {
+            out[kv.first] = kv.second;
+            continue;
+        }
+        auto &e = out[std::string(series) == "buffer_content" ? "Buffer:content lock (any release)"
+                                                              : "Buffer:pin (any release)"];
+        e.first = "Buffer";
+        e.second += kv.second.second;
+    }
+    by_wait.swap(out);
+}
+
 std::vector<CompareRow> compare(const SampleSet &cur, const SampleSet &base, size_t n, bool by_sql) {
     auto a = load_by(cur, by_sql), b = load_by(base, by_sql);
+    if (!by_sql) {
+        int na = buffer_naming(a), nb = buffer_naming(b);
+        if ((na | nb) == 3 && na != nb) {
+            merge_renamed(a);
+            merge_renamed(b);
+        }
+    }
     std::map<std::string, CompareRow> rows;
     for (const auto &kv : a) rows[kv.first] = {kv.first, kv.second.first, kv.second.second, 0};
     for (const auto &kv : b) {

@@ -1,5 +1,7 @@
 #include "prom_metrics.h"
 
+#include "wait_series.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -187,25 +189,33 @@ std::vector<MetricFamily> build_families(const std::string &target, const Target
     for (const auto &n : kNames) b.family(std::string(kPrefix) + n.name, n.help, n.type);
 
     if (guard) guard->begin_round();
-    for (const auto &s : d.sessions)
-        G("sessions", s.sessions,
-          {{"backend_type", s.backend_type}, {"wait_event_type", s.wait_event_type}, {"wait_event", s.wait_event}});
+    // An event's labels, with wait_series where PostgreSQL renamed it
+    // between releases (buffer waits on 19: wait_series.h).
+    auto event_labels = [](const std::string &type, const std::string &event) {
+        std::vector<std::pair<std::string, std::string>> l = {{"wait_event_type", type}, {"wait_event", event}};
+        if (const char *series = wait_series(type, event)) l.push_back({"wait_series", series});
+        return l;
+    };
+    for (const auto &s : d.sessions) {
+        auto l = event_labels(s.wait_event_type, s.wait_event);
+        l.push_back({"backend_type", s.backend_type});
+        G("sessions", s.sessions, l);
+    }
     for (const auto &s : d.sampled) {
-        std::vector<std::pair<std::string, std::string>> l = {
-            {"backend_type", s.backend_type}, {"wait_event_type", s.wait_event_type}, {"wait_event", s.wait_event}};
+        auto l = event_labels(s.wait_event_type, s.wait_event);
+        l.push_back({"backend_type", s.backend_type});
         C("sampled_seconds_total", s.seconds, l);
         C("sampled_samples_total", s.samples, l);
     }
     for (const auto &e : d.exact) {
-        std::vector<std::pair<std::string, std::string>> l = {{"wait_event_type", e.wait_event_type},
-                                                              {"wait_event", e.wait_event}};
+        auto l = event_labels(e.wait_event_type, e.wait_event);
         if (!e.backend_type.empty()) l.push_back({"backend_type", e.backend_type});
         C("wait_seconds_total", e.seconds, l);
         C("wait_calls_total", e.calls, l);
         G("wait_max_seconds", e.max_seconds, l);
     }
     for (const auto &h : d.histograms) {
-        ClientMetric m = b.metric({{"wait_event_type", h.wait_event_type}, {"wait_event", h.wait_event}});
+        ClientMetric m = b.metric(event_labels(h.wait_event_type, h.wait_event));
         m.histogram = to_prometheus_histogram(h.rows, h.sum_seconds);
         b.family(std::string(kPrefix) + "wait_duration_seconds", nm("wait_duration_seconds").help,
                  MetricType::Histogram)

@@ -12,7 +12,7 @@ uint32 proc_count() {
 // PostgreSQL's backend status entry of a process (where it sits depends on
 // the release: compat_backend_status_index), checked against its pid.
 static int32 lookup_backend_type(uint32 procno, const volatile PGPROC *proc, int32 pid) {
-    if (backend_status_array == nullptr) return -1;
+    if (backend_status_array == nullptr && !attach_backend_status_array()) return -1;
     int i = compat_backend_status_index(procno, proc);
     if (i >= 0 && i < backend_status_slots) {
         const volatile PgBackendStatus *e = &backend_status_array[i];
@@ -45,7 +45,7 @@ struct RawEntry {
 };
 
 static bool read_entry(uint32 procno, const volatile PGPROC *proc, char *text, int text_size, RawEntry *out) {
-    if (backend_status_array == nullptr) return false;
+    if (backend_status_array == nullptr && !attach_backend_status_array()) return false;
     int i = compat_backend_status_index(procno, proc);  // client backends always have a direct index
     if (i < 0 || i >= backend_status_slots) return false;
     volatile PgBackendStatus *e = &backend_status_array[i];
@@ -122,7 +122,7 @@ bool read_server_statement(uint32 procno, int32 pid, bool want_text, ServerState
 }
 
 bool server_reports_idle(uint32 procno, int32 pid) {
-    if (backend_status_array == nullptr) return false;
+    if (backend_status_array == nullptr && !attach_backend_status_array()) return false;
     int i = compat_backend_status_index(procno, &ProcGlobal->allProcs[procno]);
     if (i < 0 || i >= backend_status_slots) return false;
     const volatile PgBackendStatus *e = &backend_status_array[i];

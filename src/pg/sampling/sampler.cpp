@@ -140,7 +140,10 @@ void register_sampler() {
     // pg_stat_activity shows it and pg_terminate_backend(sampler_pid) works;
     // PostgreSQL allows that only from ConsistentState on, which is when a
     // hot standby starts accepting connections (so the sampler runs there too).
-    worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+    // Without a database it never holds up CREATE/ALTER/DROP DATABASE (it
+    // absorbs their barriers at CHECK_FOR_INTERRUPTS each tick); on 19 it
+    // also asks to be terminated should it ever be connected to one.
+    worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION | PSW_BGWORKER_INTERRUPTIBLE;
     worker.bgw_start_time = BgWorkerStart_ConsistentState;
     worker.bgw_restart_time = 1;  // seconds; a sampler that exits is back within one
     strlcpy(worker.bgw_library_name, "pg_stat_waits", BGW_MAXLEN);
@@ -426,6 +429,7 @@ void pg_stat_waits_sampler_main(Datum arg) {
         elog(LOG, "pg_stat_waits sampler: shared memory is not initialized");
         proc_exit(1);
     }
+    (void)psw::attach_backend_status_array();  // 19: each process finds it itself
     psw::tick_capacity = psw::shared->num_slots;
     psw::tick_samples = static_cast<psw::HistorySample *>(
         MemoryContextAllocZero(TopMemoryContext, sizeof(psw::HistorySample) * psw::tick_capacity));

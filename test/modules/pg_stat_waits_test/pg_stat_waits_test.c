@@ -6,6 +6,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
