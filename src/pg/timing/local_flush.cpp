@@ -155,7 +155,7 @@ void timing_collect_held_rows() {
     // An idle backend publishes within kIdleFlushMs of its last statement,
     // a busy one at its next wait for the client; a backend that does
     // neither within the bound is not waited for.
-    const int64 deadline = now_ns() + 5 * static_cast<int64>(kIdleFlushMs) * 1000000;
+    const int64 deadline = now_ns() + 10 * static_cast<int64>(kIdleFlushMs) * 1000000;
     for (;;) {
         bool held = false;
         for (uint32 i = 0; i < shared->num_slots && !held; i++) {

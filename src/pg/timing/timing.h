@@ -56,7 +56,7 @@ void define_timing_gucs();
 // has been idle 10 ms, or within a second). No error, no allocation.
 void timing_flush_own();
 
-// Waits (at most about 50 ms) until the other backends have published the
+// Waits (at most about 100 ms) until the other backends have published the
 // CPU rows of the statements they finished: a backend holds them until it
 // has waited kIdleFlushMs for its client, or until its next wait for its
 // client once a reader has asked. So a reader sees every statement that
