@@ -31,7 +31,7 @@
 // - 19 moved buffer content locks out of LWLock/BufferContent into a
 //   Buffer class, the old BufferPin class byte (BufferCleanup, BufferShared,
 //   BufferShareExclusive, BufferExclusive): the class's name is the
-//   server's (compat_wait_class_name()), its events are probed like any
+//   server's (compat_wait_class_sizes()), its events are probed like any
 //   other's. Extension LWLock tranche names moved into shared memory, and
 //   an id not (yet) registered raises an ERROR: compat_wait_event_name().
 // - 19's postmaster cannot look up an existing shared memory struct:

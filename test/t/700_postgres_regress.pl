@@ -7,7 +7,7 @@
 #   0 where waits were larger);
 # - every queryid with a completed execution is one pg_stat_statements knows.
 # Long mode only (./run test --long, CI), and only where the server's build
-# tree is at hand (PostgreSQL 18 built by tools/pg/build_postgres.sh).
+# tree is at hand (PostgreSQL 18 and 19 built by tools/pg/build_postgres.sh).
 use strict;
 use warnings FATAL => 'all';
 
@@ -31,7 +31,7 @@ my $node = psw_node('pgregress',
 my $version = $node->safe_psql('postgres', 'SHOW server_version_num');
 my $tree_version = `"$dir/pg_regress" --version`;
 plan skip_all => "the regression suite in $dir ($tree_version) is not this server's ($version)"
-  unless $tree_version =~ /\b(\d+)\./ && $1 == int($version / 10000);
+  unless $tree_version =~ /\b(\d+)(?:\.|devel|alpha|beta|rc)/ && $1 == int($version / 10000);    # 18.6, 19beta3
 
 my $out = PostgreSQL::Test::Utils::tempdir;
 my ($stdout, $stderr) = ('', '');
