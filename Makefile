@@ -9,6 +9,11 @@
 # test module, test/modules/pg_stat_waits_test) into that installation first:
 # ./run test does all of it in a staged copy of the installation.
 # Developers: make PSW_WERROR=1 turns warnings into errors (./run does).
+# make PSW_TEST_HOOKS=1 is a test build (./run test and ./run bench make one):
+# it adds the entry points of the test module (src/pg/testing/) and the
+# sampler's fault check. Without it (make, the packages, ./run build and
+# ./run demo) the library exports only the product's SQL functions and what
+# PostgreSQL looks up (tools/check_exports.sh checks it).
 
 EXTENSION = pg_stat_waits
 MODULE_big = pg_stat_waits
@@ -16,7 +21,9 @@ DATA = $(wildcard extension/pg_stat_waits--*.sql) $(wildcard extension/compat/pg
 PGFILEDESC = "pg_stat_waits - sampled and exact wait-event statistics"
 
 include sources.mk
-OBJS = $(patsubst %.cpp,%.o,$(wildcard $(PSW_CORE_SOURCES) $(PSW_PG_SOURCES)))
+PSW_TEST_HOOK_FILES = $(wildcard $(PSW_TEST_HOOK_SOURCES))
+OBJS = $(patsubst %.cpp,%.o,$(filter-out $(PSW_TEST_HOOK_FILES),$(wildcard $(PSW_CORE_SOURCES) $(PSW_PG_SOURCES))) \
+         $(if $(PSW_TEST_HOOKS),$(PSW_TEST_HOOK_FILES)))
 
 # Tests, all under test/.
 REGRESS = $(filter-out nopreload,$(basename $(notdir $(wildcard test/sql/*.sql))))
@@ -37,8 +44,11 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 
 PSW_CXXFLAGS = -std=c++17 -fvisibility=hidden -fvisibility-inlines-hidden $(PSW_WARNINGS) \
                $(if $(PSW_WERROR),-Werror)
-PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
-SHLIB_LINK = -lstdc++
+PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server) $(if $(PSW_TEST_HOOKS),-DPSW_TEST_HOOKS)
+# The version script keeps the C++ library's template instances (weak
+# symbols of namespace std, which -fvisibility=hidden does not hide) out of
+# the dynamic symbol table.
+SHLIB_LINK = -lstdc++ -Wl,--version-script=$(CURDIR)/src/pg/exports.map
 
 include $(PGXS)
 
@@ -57,7 +67,16 @@ prove_installcheck:
 # Header dependencies (PGXS tracks them only in --enable-depend builds).
 override CXXFLAGS += -MMD -MP
 -include $(OBJS:.o=.d)
-EXTRA_CLEAN = $(OBJS:.o=.d) tmp_check_nopreload
+EXTRA_CLEAN = $(OBJS:.o=.d) tmp_check_nopreload .psw-build-kind
+
+# A release and a test build compile the same files differently: objects
+# are rebuilt when the kind changes (the file changes only then).
+PSW_BUILD_KIND = $(if $(PSW_TEST_HOOKS),test,release)
+.psw-build-kind: FORCE
+	@[ "$$(cat $@ 2>/dev/null)" = $(PSW_BUILD_KIND) ] || echo $(PSW_BUILD_KIND) >$@
+$(OBJS) $(OBJS:.o=.bc) $(shlib): .psw-build-kind
+$(shlib): src/pg/exports.map
+.PHONY: FORCE
 
 # pg_regress against an instance without the library preloaded: what the
 # extension does when it cannot start (test/sql/nopreload.sql).

@@ -6,8 +6,11 @@
 # The PostgreSQL-free core (also linked into the unit tests).
 PSW_CORE_SOURCES = src/core/*.cpp
 
-# The extension's PostgreSQL side.
+# The extension's PostgreSQL side ...
 PSW_PG_SOURCES = src/pg/*.cpp src/pg/*/*.cpp
+# ... less the test module's entry points, compiled only into a test build
+# (make PSW_TEST_HOOKS=1).
+PSW_TEST_HOOK_SOURCES = src/pg/testing/*.cpp
 
 # pg_stat_waits_report: the PostgreSQL-free rendering (unit-tested) ...
 PSW_REPORT_CORE_SOURCES = tools/report/cli.cpp tools/report/duration.cpp tools/report/svg_chart.cpp \

@@ -30,7 +30,7 @@ source "$(dirname "$0")/../tools/lib/common.sh"
 cd "$PSW_ROOT"
 ensure_os_user
 stage_postgres
-build_extension 2>/dev/null
+PSW_TEST_HOOKS=1 build_extension 2>/dev/null  # the test module's wrapper benchmark
 
 dir=$(mktemp -d /tmp/pgsw-bench.XXXXXX)
 chmod 755 "$dir"

@@ -55,9 +55,10 @@ CREATE VIEW pg_stat_waits_queries AS
 GRANT SELECT ON pg_stat_waits_queries TO PUBLIC;
 
 -- Test-only functions leave the product: fault injection and the wrapper
--- benchmark are in the test module pg_stat_waits_test.
-DROP FUNCTION pg_stat_waits_inject_sampler_fault();
-DROP FUNCTION pg_stat_waits_bench_wrapper(text, bigint);
+-- benchmark are in the test module pg_stat_waits_test. A 1.0 installed by
+-- this library never had them (see pg_stat_waits--1.0.sql).
+DROP FUNCTION IF EXISTS pg_stat_waits_inject_sampler_fault();
+DROP FUNCTION IF EXISTS pg_stat_waits_bench_wrapper(text, bigint);
 
 -- Executions told apart and lock blockers: pg_stat_waits_history gains
 -- query_start, blockers and blocker_details; pg_stat_waits_activity gains

@@ -45,13 +45,11 @@ CREATE FUNCTION pg_stat_waits_wait_events(
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'pg_stat_waits_wait_events';
 
--- Fault testing: the sampler raises an ERROR at its next tick and is
--- restarted by the postmaster. Returns the pid of the sampler asked to fail.
-CREATE FUNCTION pg_stat_waits_inject_sampler_fault() RETURNS int
-    LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp
-    AS 'MODULE_PATHNAME', 'pg_stat_waits_inject_sampler_fault';
-REVOKE ALL ON FUNCTION pg_stat_waits_inject_sampler_fault() FROM PUBLIC;
+-- 1.0 as first released also had pg_stat_waits_inject_sampler_fault() here
+-- and pg_stat_waits_bench_wrapper(text, bigint) below: test functions, now
+-- in the test module. The library no longer has their C entry points, so
+-- this script no longer creates them; the update to 1.1 drops them where an
+-- earlier library created them.
 
 -- Like pg_stat_activity: everyone may read; queryids of other users' rows
 -- are hidden inside the functions unless the reader may see them.
@@ -104,18 +102,6 @@ CREATE FUNCTION pg_stat_waits_timing_info(
     LANGUAGE C VOLATILE PARALLEL RESTRICTED
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'pg_stat_waits_timing_info';
-
--- Benchmark of the wrapper: ns per fsync(-1) call, mode 'direct' (libc, not
--- interposed), 'off' (through the wrapper, timing off), 'on' (timed), or
--- 'clock' (ns of the two clock readings alone, per iteration); noop_direct,
--- noop_off, noop_on: the same with a no-op function in place of fsync, which
--- isolates the wrapper's own cost from the syscall's.
--- Superuser only; with 'on' it adds Unreported/fsync calls to the counters.
-CREATE FUNCTION pg_stat_waits_bench_wrapper(mode text, n bigint) RETURNS float8
-    LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp
-    AS 'MODULE_PATHNAME', 'pg_stat_waits_bench_wrapper';
-REVOKE ALL ON FUNCTION pg_stat_waits_bench_wrapper(text, bigint) FROM PUBLIC;
 
 GRANT SELECT ON pg_stat_waits, pg_stat_waits_queries TO PUBLIC;
 

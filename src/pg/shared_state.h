@@ -74,10 +74,12 @@ struct SharedState {
     int64 history_used;
     int64 profile_entries;
     int64 profile_dropped;
+#ifdef PSW_TEST_HOOKS
     // Set by the test module's fault injection (through
     // pg_stat_waits_test_request_sampler_fault()): the sampler raises an
     // ERROR at its next tick, exits, and the postmaster restarts it.
     uint32 sampler_fault_requested;
+#endif
 
     BackendSlot slots[FLEXIBLE_ARRAY_MEMBER];
 };

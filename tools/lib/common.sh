@@ -135,18 +135,20 @@ stage_postgres() {
 
 # Builds with the given server's PGXS (warnings are errors here, not in
 # release builds) and installs into the stage: the extension, the report
-# tool and the test module. Objects of another server version are cleaned.
+# tool and, with PSW_TEST_HOOKS=1 (a test build: ./run test, ./run bench),
+# the test module. Objects of another server version are cleaned.
 build_extension() {
-  local mk=(make -s PG_CONFIG="$PG_CONFIG" PSW_WERROR=1) stamp=$PSW_BUILD/.pg_config
+  local mk=(make -s PG_CONFIG="$PG_CONFIG" PSW_WERROR=1 PSW_TEST_HOOKS="${PSW_TEST_HOOKS:-}") stamp=$PSW_BUILD/.pg_config
   mkdir -p "$PSW_BUILD"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$PG_CONFIG" ]; then
     "${mk[@]}" -C "$PSW_ROOT" clean >/dev/null 2>&1 || true
     "${mk[@]}" -C "$PSW_ROOT/test/modules/pg_stat_waits_test" clean >/dev/null 2>&1 || true
     echo "$PG_CONFIG" >"$stamp"
   fi
-  log "building pg_stat_waits (PGXS, $PG_CONFIG)"
+  log "building pg_stat_waits (PGXS, $PG_CONFIG${PSW_TEST_HOOKS:+, test build})"
   "${mk[@]}" -C "$PSW_ROOT" -j2 >/dev/null || return 1
   "${mk[@]}" -C "$PSW_ROOT" install DESTDIR="$PSW_STAGE" >/dev/null || return 1
+  [ -n "${PSW_TEST_HOOKS:-}" ] || { chmod -R a+rX "$PSW_STAGE"; return 0; }
   log "building the test module (test/modules/pg_stat_waits_test)"
   "${mk[@]}" -C "$PSW_ROOT/test/modules/pg_stat_waits_test" >/dev/null || return 1
   "${mk[@]}" -C "$PSW_ROOT/test/modules/pg_stat_waits_test" install DESTDIR="$PSW_STAGE" >/dev/null || return 1

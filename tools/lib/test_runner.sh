@@ -159,6 +159,26 @@ layers_step() {  # includes along docs/architecture.md's layers, a PostgreSQL-fr
   fi
 }
 
+# The release library (make without PSW_TEST_HOOKS, as packages build it)
+# exports no test entry point (tools/check_exports.sh): built from a copy of
+# the sources in build/release-NN, whose objects stay for the next run.
+step_release_symbols() {
+  local dir=$PSW_BUILD/release-$PSW_PG_MAJOR out
+  mkdir -p "$dir"
+  log "building the release library (no PSW_TEST_HOOKS) in $dir"
+  if ! { rsync -a --delete --exclude '*.o' --exclude '*.bc' --exclude '*.d' --exclude '*.so' \
+           "$PSW_ROOT"/{Makefile,sources.mk,pg_stat_waits.control,extension,src} "$dir/" &&
+         make -s -C "$dir" -j2 PG_CONFIG="$PG_CONFIG" PSW_WERROR=1 PSW_TEST_HOOKS= WITH_REPORT=no \
+           pg_stat_waits.so >/dev/null; }; then
+    record release-symbols 0 1; return
+  fi
+  if out=$("$PSW_ROOT/tools/check_exports.sh" "$dir/pg_stat_waits.so" 2>&1); then
+    record release-symbols 1 0
+  else
+    echo "$out" | head -40; record release-symbols 0 1
+  fi
+}
+
 run_all_tests() {
   local t0=$SECONDS
   PSW_LONG=0
@@ -167,6 +187,7 @@ run_all_tests() {
   step_unit
   shellcheck_step
   layers_step
+  step_release_symbols
   fetch_exporter
   if prepare_work_tree; then
     step_installcheck

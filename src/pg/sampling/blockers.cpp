@@ -70,6 +70,26 @@ static int64 now_ns() {
     return static_cast<int64>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
+// A test build counts the lookups and times them, waiting for the partition
+// LWLock and holding it (the test module reads the sums); a release build
+// compiles this away.
+struct LookupClock {
+#ifdef PSW_TEST_HOOKS
+    int64 t0 = now_ns();
+    int64 t1 = 0;
+    void locked() { t1 = now_ns(); }
+    void released() {
+        int64 t2 = now_ns();
+        sampling->blocker_lookups++;
+        sampling->blocker_lookup_ns += t2 - t0;
+        sampling->blocker_hold_ns += t2 - t1;
+    }
+#else
+    void locked() {}
+    void released() {}
+#endif
+};
+
 void blockers_init(uint32 n) {
     capacity = n;
     cache = static_cast<LookupCache *>(MemoryContextAllocZero(TopMemoryContext, sizeof(LookupCache) * n));
@@ -109,9 +129,9 @@ static bool blocking_pids(uint32 procno, int32 pid, int32 *pids, int max, int *n
     LOCK *lock = *reinterpret_cast<LOCK *volatile *>(&proc->waitLock);
     if (lock == nullptr) return false;
     LWLock *partition = LockHashPartitionLock(LockTagHashCode(&lock->tag));
-    int64 t0 = now_ns();
+    LookupClock clock;
     LWLockAcquire(partition, LW_SHARED);
-    int64 t1 = now_ns();
+    clock.locked();
     bool waiting = proc->pid == pid && proc->waitLock == lock &&
                    LockHashPartitionLock(LockTagHashCode(&lock->tag)) == partition;
     *n = 0;
@@ -137,10 +157,7 @@ static bool blocking_pids(uint32 procno, int32 pid, int32 *pids, int max, int *n
         });
     }
     LWLockRelease(partition);
-    int64 t2 = now_ns();
-    sampling->blocker_lookups++;
-    sampling->blocker_lookup_ns += t2 - t0;
-    sampling->blocker_hold_ns += t2 - t1;
+    clock.released();
     return waiting;
 }
 
@@ -176,7 +193,11 @@ void resolve_blockers(TimestampTz now, HistorySample *samples) {
     uint32 n = ncandidates;
     ncandidates = 0;
     int64 t = now_ns();
+#ifdef PSW_TEST_HOOKS
     bool enabled = __atomic_load_n(&sampling->blocker_lookup_off, __ATOMIC_RELAXED) == 0;
+#else
+    constexpr bool enabled = true;
+#endif
     if (tokens_ns != 0) tokens = Min(kBurst, tokens + static_cast<double>(t - tokens_ns) / 1e9 * kLookupsPerSecond);
     tokens_ns = t;
 
@@ -253,42 +274,3 @@ void publish_blocker_records(SampleRing<BlockerRecord> &ring) {
 }
 
 }  // namespace psw
-
-// For the test module (test/modules/pg_stat_waits_test, which finds these
-// with load_external_function; it checks privileges): switches the
-// sampler's blocker lookups off (on = 0) or on, for the bench's side-by-side
-// comparison (returns the previous setting), and reads how many lookups it
-// made, their wall time and the time it held the partition LWLock.
-PSW_EXPORT int32 pg_stat_waits_test_blocker_lookup(int32 on) {
-    psw::require_preloaded();
-    uint32 old = __atomic_exchange_n(&psw::sampling->blocker_lookup_off, on ? 0u : 1u, __ATOMIC_ACQ_REL);
-    return old == 0 ? 1 : 0;
-}
-
-PSW_EXPORT void pg_stat_waits_test_blocker_stats(int64 *lookups, int64 *ns, int64 *hold_ns) {
-    psw::require_preloaded();
-    *lookups = __atomic_load_n(&psw::sampling->blocker_lookups, __ATOMIC_RELAXED);
-    *ns = __atomic_load_n(&psw::sampling->blocker_lookup_ns, __ATOMIC_RELAXED);
-    *hold_ns = __atomic_load_n(&psw::sampling->blocker_hold_ns, __ATOMIC_RELAXED);
-}
-
-// For the test module: the blocked_by record in the slot of pid (the
-// blocked statement's query_start, when the sampler first saw these
-// blockers, and up to max blocker pids). Returns the number of blockers found (may exceed max), or
-// -1 when no live process has that pid or its record cannot be read.
-PSW_EXPORT int32 pg_stat_waits_test_blocked_by(int32 pid, int64 *query_start, int64 *seen_at, int32 *pids,
-                                               int32 max) {
-    psw::require_preloaded();
-    uint32 nprocs = psw::proc_count();
-    for (uint32 procno = 0; procno < nprocs; procno++) {
-        if (ProcGlobal->allProcs[procno].pid != pid) continue;
-        psw::LockBlockers b;
-        if (!psw::shared->slots[procno].blocked_by.read(&b)) return -1;
-        *query_start = b.query_start;
-        *seen_at = b.seen_at;
-        for (int32 i = 0; i < max && i < static_cast<int32>(psw::blockers_kept(b)); i++)
-            pids[i] = b.blockers[i].pid;
-        return static_cast<int32>(b.count);
-    }
-    return -1;
-}

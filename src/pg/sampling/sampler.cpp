@@ -408,9 +408,11 @@ static void sampler_loop() {
             continue;
         }
         record_lag(static_cast<double>(now - next_ns) / 1e6);
+#ifdef PSW_TEST_HOOKS
         if (__atomic_exchange_n(&shared->sampler_fault_requested, 0u, __ATOMIC_ACQ_REL) != 0)
             ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
                             errmsg("pg_stat_waits sampler: fault injected by pg_stat_waits_inject_sampler_fault()")));
+#endif
         take_sample();
         next_ns += period_ns;
         if (next_ns <= now) next_ns = now + period_ns;  // late by a period or more: skip, never burst

@@ -76,12 +76,14 @@ struct SamplingShared {
     uint64 profile_offset;
     uint64 buckets_offset;
     uint64 blockers_offset;
-    // Blocker lookups (pg_stat_waits_test reads them for the bench and may
-    // switch lookups off there, to compare).
+#ifdef PSW_TEST_HOOKS
+    // Blocker lookups, in a test build (pg_stat_waits_test reads them for
+    // the bench and may switch lookups off there, to compare).
     uint32 blocker_lookup_off;
     int64 blocker_lookups;
     int64 blocker_lookup_ns;  // wall time of the lookups, waiting for the partition LWLock included
     int64 blocker_hold_ns;    // time the partition LWLock was held
+#endif
 };
 
 extern SamplingShared *sampling;

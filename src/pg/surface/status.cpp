@@ -12,7 +12,6 @@
 
 PSW_SQL_FUNCTION(pg_stat_waits_status_internal)
 PSW_SQL_FUNCTION(pg_stat_waits_require_preload)
-PSW_SQL_FUNCTION(pg_stat_waits_inject_sampler_fault)
 
 namespace psw {
 
@@ -96,25 +95,4 @@ Datum pg_stat_waits_status_internal(PG_FUNCTION_ARGS) {
 Datum pg_stat_waits_require_preload(PG_FUNCTION_ARGS) {
     psw::require_preloaded();
     PG_RETURN_VOID();
-}
-
-// Fault testing, for the test module (test/modules/pg_stat_waits_test, which
-// finds this symbol with load_external_function): asks the sampler to fail
-// with an ERROR at its next tick, to prove that a failing sampler exits alone
-// and is restarted (no crash-restart of the cluster). Returns the pid of the
-// sampler asked to fail, 0 when none runs. The caller checks privileges.
-PSW_EXPORT int32 pg_stat_waits_test_request_sampler_fault(void) {
-    psw::require_preloaded();
-    int32 pid = psw::shared->sampler_pid;
-    __atomic_store_n(&psw::shared->sampler_fault_requested, 1u, __ATOMIC_RELEASE);
-    return pid;
-}
-
-// The 1.0 install script names this entry point; 1.1 dropped the function
-// (it moved to the test module), but installing 1.0 to upgrade it must work.
-Datum pg_stat_waits_inject_sampler_fault(PG_FUNCTION_ARGS) {
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("pg_stat_waits_inject_sampler_fault() is not part of pg_stat_waits 1.1"),
-                    errhint("Run ALTER EXTENSION pg_stat_waits UPDATE; fault injection is in the test module pg_stat_waits_test.")));
-    PG_RETURN_NULL();
 }

@@ -110,13 +110,6 @@ void executions_reset();
 ExecRing *executions_ring();
 uint64 executions_dropped();
 
-// Benchmark support (the test module's pg_stat_waits_bench_wrapper, through
-// pg_stat_waits_test_bench_wrapper_ns): CPU ns per call. Modes: 0/1/2
-// fsync(-1) directly, through the wrapper with timing off, with timing on;
-// 3 the two clock readings a timed call adds; 4/5/6 a no-op called
-// directly, through a wrapper with timing off, with timing on.
-double timing_bench_wrapper_ns(int mode, int64 n);
-
 // Milliseconds spent so far in the blocking call s is inside, for
 // pg_stat_waits_activity.wait_time; *valid is false when s publishes none
 // (local_flush.cpp).

@@ -1,7 +1,7 @@
 // SQL side of exact timing: pg_stat_waits, pg_stat_waits_queries,
-// pg_stat_waits_histogram(), pg_stat_waits_timing_info() and the wrapper
-// benchmark. Readers copy the shared tables with atomic loads and never make
-// a backend wait. Only palloc'd memory here (ereport may longjmp).
+// pg_stat_waits_histogram() and pg_stat_waits_timing_info(). Readers copy
+// the shared tables with atomic loads and never make a backend wait. Only
+// palloc'd memory here (ereport may longjmp).
 #include "../boundary.h"
 #include "../wait_names.h"
 #include "../gucs.h"
@@ -14,7 +14,6 @@ PSW_SQL_FUNCTION(pg_stat_waits_internal)
 PSW_SQL_FUNCTION(pg_stat_waits_queries_internal)
 PSW_SQL_FUNCTION(pg_stat_waits_histogram)
 PSW_SQL_FUNCTION(pg_stat_waits_timing_info)
-PSW_SQL_FUNCTION(pg_stat_waits_bench_wrapper)
 
 namespace psw {
 
@@ -174,22 +173,4 @@ Datum pg_stat_waits_timing_info(PG_FUNCTION_ARGS) {
         v[2] = Int64GetDatum(static_cast<int64>(qt->dropped_count()));
         return HeapTupleGetDatum(heap_form_tuple(desc, v, nulls));
     });
-}
-
-// For the test module (test/modules/pg_stat_waits_test, via
-// load_external_function): ns per call of the wrapper benchmark in the given
-// mode (timing_bench_wrapper_ns's mode number); the caller checks privileges
-// and arguments.
-PSW_EXPORT double pg_stat_waits_test_bench_wrapper_ns(int mode, int64 n) {
-    psw::require_timing_shmem();
-    return psw::timing_bench_wrapper_ns(mode, n);
-}
-
-// The 1.0 install script names this entry point; 1.1 dropped the function
-// (it moved to the test module), but installing 1.0 to upgrade it must work.
-Datum pg_stat_waits_bench_wrapper(PG_FUNCTION_ARGS) {
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("pg_stat_waits_bench_wrapper() is not part of pg_stat_waits 1.1"),
-                    errhint("Run ALTER EXTENSION pg_stat_waits UPDATE; the wrapper benchmark is in the test module pg_stat_waits_test.")));
-    PG_RETURN_NULL();
 }

@@ -8,7 +8,8 @@
 // src/core/tsc_clock.h), plain adds into this process's LocalTiming
 // (local.h). No lock, no allocation, no syscall.
 //
-// Included only by wrappers.cpp, which instantiates every wrapper.
+// Included by wrappers.cpp, which instantiates every wrapper, and by the
+// wrappers' benchmark of a test build (src/pg/testing/).
 #pragma once
 
 #include <poll.h>

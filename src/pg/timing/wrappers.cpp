@@ -1,5 +1,6 @@
-// The interposed calls: every wrapper instantiated (wrapper.h), the GOT
-// patched at preload, and the wrappers' benchmark.
+// The interposed calls: every wrapper instantiated (wrapper.h) and the GOT
+// patched at preload. The wrappers' benchmark is test code
+// (src/pg/testing/).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -73,51 +74,6 @@ void timing_install() {
         ereport(LOG, (errmsg("pg_stat_waits: no blocking call could be interposed; exact timing covers "
                              "queries only"),
                       errdetail("%s", msg)));
-}
-
-// ---- benchmark ------------------------------------------------------------------
-
-// A no-op stand-in for the real call, so the wrapper's own cost can be
-// measured without a syscall's noise. Its own Wrapper instantiation (other
-// signature) keeps the benchmark from touching the fsync wrapper's original.
-__attribute__((noinline)) static int bench_noop(long x) {
-    __asm__ volatile("" ::: "memory");
-    return static_cast<int>(x);
-}
-using W_bench = Wrapper<kCallFsync, int(long)>;
-
-double timing_bench_wrapper_ns(int mode, int64 n) {
-    W_bench::real = &bench_noop;
-    if (W_fsync::real == nullptr) W_fsync::real = &::fsync;  // not interposed: time libc alone
-    bool saved = guc_timing;
-    guc_timing = mode == 2;
-    // CPU time of this process: time lost to other processes on a busy
-    // machine does not count.
-    auto cpu_ns = [] {
-        struct timespec ts;
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-        return static_cast<int64>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-    };
-    int64 t0 = cpu_ns();
-    if (mode == 0) {
-        for (int64 i = 0; i < n; i++) (void)W_fsync::real(-1);
-    } else if (mode == 3) {  // the two clock readings a timed call adds
-        int64 sink = 0;
-        for (int64 i = 0; i < n; i++) sink += now_ns() - now_ns();
-        if (sink == 42) elog(DEBUG5, "unlikely");
-    } else if (mode == 4) {  // no-op called directly (through a pointer, as the GOT would)
-        int (*volatile fn)(long) = W_bench::real;
-        for (int64 i = 0; i < n; i++) (void)fn(-1);
-    } else if (mode == 5 || mode == 6) {  // no-op through the wrapper, timing off / on
-        guc_timing = mode == 6;
-        int (*volatile fn)(long) = &W_bench::call;
-        for (int64 i = 0; i < n; i++) (void)fn(-1);
-    } else {
-        for (int64 i = 0; i < n; i++) (void)W_fsync::call(-1);
-    }
-    int64 t1 = cpu_ns();
-    guc_timing = saved;
-    return n > 0 ? static_cast<double>(t1 - t0) / static_cast<double>(n) : 0.0;
 }
 
 }  // namespace psw

@@ -1,8 +1,9 @@
 /*
  * pg_stat_waits_test: test-only SQL functions for pg_stat_waits. They reach
- * the product through C entry points that pg_stat_waits.so exports for this
- * module (pg_stat_waits_test_*), found with load_external_function so that
- * this library has no link-time dependency on the product's.
+ * the product through C entry points (pg_stat_waits_test_*) that only a test
+ * build of pg_stat_waits.so has (make PSW_TEST_HOOKS=1, src/pg/testing/),
+ * found with load_external_function so that this library has no link-time
+ * dependency on the product's.
  */
 #include "postgres.h"
 
@@ -26,7 +27,14 @@ typedef int32 (*blocked_by_fn) (int32 pid, int64 *query_start, int64 *seen_at, i
 static void *
 product_symbol(const char *name)
 {
-	return (void *) load_external_function("$libdir/pg_stat_waits", name, true, NULL);
+	void	   *fn = (void *) load_external_function("$libdir/pg_stat_waits", name, false, NULL);
+
+	if (fn == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("pg_stat_waits has no test entry point \"%s\"", name),
+				 errhint("The test module needs a test build of pg_stat_waits: make PSW_TEST_HOOKS=1, as ./run test builds it.")));
+	return fn;
 }
 
 static void
