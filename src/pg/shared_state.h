@@ -48,9 +48,11 @@ struct alignas(64) BackendSlot {
     // monotonic start in ns of the blocking call in progress, 0 if none.
     int64 wait_start_ns;
     uint32 wait_start_info;
-    // Exact timing: the backend holds finished statements' CPU rows not yet
-    // in the shared per-query table (timing_collect_held_rows()).
+    // Exact timing: whether the backend holds finished statements' CPU rows
+    // not yet in the shared per-query table, and the last reader request
+    // its publishing of such rows answered (timing_collect_held_rows()).
     uint8_t cpu_rows_held;
+    uint32 cpu_rows_answered;
     // Heavyweight-lock blockers of this backend's current statement, as the
     // sampler last saw them. Written only by the sampler (its own line, so
     // the backend's stores above never share a cache line with it).

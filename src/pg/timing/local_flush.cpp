@@ -44,7 +44,11 @@ void flush_cpu_rows(int64 now) {
             qt->add(QueryKey{r.queryid, MyDatabaseId, r.userid, cpu, btype}, r.calls, r.ns);
         }
     }
-    if (pending_cpu_count != 0) set_rows_held(0);
+    if (pending_cpu_count != 0) {
+        BackendSlot *s = my_live_slot();
+        if (s != nullptr) __atomic_store_n(&s->cpu_rows_answered, seen_flush_request, __ATOMIC_RELAXED);
+        set_rows_held(0);
+    }
     pending_cpu_count = 0;
 }
 
@@ -150,17 +154,20 @@ void timing_flush_own() {
 // Reader side (any backend, in a SQL function).
 void timing_collect_held_rows() {
     if (timing_shared == nullptr || shared == nullptr) return;
-    __atomic_add_fetch(&timing_shared->flush_request, 1, __ATOMIC_SEQ_CST);
+    const uint32 request = __atomic_add_fetch(&timing_shared->flush_request, 1, __ATOMIC_SEQ_CST);
     BackendSlot *own = my_live_slot();
     // An idle backend publishes within kIdleFlushMs of its last statement,
     // a busy one at its next wait for the client; a backend that does
-    // neither within the bound is not waited for.
+    // neither within the bound is not waited for. Rows held after a backend
+    // answered this request belong to statements that ended after it was
+    // made: a busy backend is waited for once, not until it stops.
     const int64 deadline = now_ns() + 10 * static_cast<int64>(kIdleFlushMs) * 1000000;
     for (;;) {
         bool held = false;
         for (uint32 i = 0; i < shared->num_slots && !held; i++) {
             const BackendSlot *s = &shared->slots[i];
-            held = s != own && __atomic_load_n(&s->cpu_rows_held, __ATOMIC_ACQUIRE) != 0;
+            held = s != own && __atomic_load_n(&s->cpu_rows_held, __ATOMIC_ACQUIRE) != 0 &&
+                   static_cast<int32>(__atomic_load_n(&s->cpu_rows_answered, __ATOMIC_RELAXED) - request) < 0;
         }
         if (!held || now_ns() > deadline) return;
         pg_usleep(500);
