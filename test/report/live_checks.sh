@@ -57,12 +57,13 @@ main() {
   # of 10 s), for about 6 s of its 10, so a bucket divided by its full width
   # would read about 60% and fail. The same sessions on both sides: not
   # idle, not in a background process's main-loop wait (Activity), not this
-  # script's own.
+  # script's own, not the sampler (which does not sample itself).
   local polls=() tl_line tl_start tl_aas act_avg
   sleep "$(q "SELECT 10.05 - extract(epoch FROM clock_timestamp())::numeric % 10")"
   for _ in $(seq 10); do
     polls+=("$(q "SELECT extract(epoch FROM clock_timestamp()), count(*) FILTER (WHERE state IS DISTINCT FROM 'idle'
-                  AND wait_event_type IS DISTINCT FROM 'Activity' AND pid <> pg_backend_pid())
+                  AND wait_event_type IS DISTINCT FROM 'Activity' AND pid <> pg_backend_pid()
+                  AND pid IS DISTINCT FROM (SELECT sampler_pid FROM pg_stat_waits_status))
                   FROM pg_stat_waits_activity")")
     sleep 0.5
   done
