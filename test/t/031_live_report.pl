@@ -9,5 +9,5 @@ use warnings;
 use Test::More;
 use PswTest;
 
-psw_run_node_checks('live_report', 'test/report/live_checks.sh', 17);
+psw_run_node_checks('live_report', 'test/report/live_checks.sh', 18);
 done_testing();

@@ -49,6 +49,16 @@ TEST(Load, PartialBucketIsAveragedOverItsCoveredTime) {
     EXPECT_NEAR(ch.avg_load, 4.0, 1e-9);
 }
 
+// A bucket a moment old is averaged over at least one sample period: one
+// sample 2 ms into it is one session, not five.
+TEST(Load, FreshBucketCountsAtLeastOneSamplePeriod) {
+    SampleSet s = window_set(0, 60.002);
+    s.cells = {cell(0, "CPU", "CPU", 6000), cell(60, "CPU", "CPU", 1)};
+    LoadChart ch = build_load_chart(s, Slice::WaitClass, 60);
+    ASSERT_EQ(ch.points.size(), 2u);
+    EXPECT_NEAR(ch.points[1].avg_active, 1.0, 1e-9);
+}
+
 // A window starting mid-bucket covers only part of its first bucket too.
 TEST(Load, WindowStartCutsTheFirstBucket) {
     SampleSet s = window_set(30, 120);

@@ -180,6 +180,8 @@ LoadChart build_load_chart(const SampleSet &set, Slice slice, double bucket_s, s
         // counts only up to the window's end.
         double covered = std::min(b + ch.bucket_s, set.covered.to) - std::max(b, set.covered.from);
         if (covered <= 0) continue;
+        // A bucket a moment old holds whole samples: at least one period.
+        covered = std::min(std::max(covered, set.period_s), ch.bucket_s);
         ch.points.push_back({b, kv.first.second, sessions(kv.second, set, covered)});
     }
     double active = 0;

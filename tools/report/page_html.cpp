@@ -94,7 +94,7 @@ std::string load_section(const ReportData &d, const LoadSections &ls) {
         for (const auto &p : ch.points) last = std::max(last, p.bucket_start);
         for (const auto &p : ch.points)
             if (p.bucket_start == last) total += p.avg_active;
-        double covered = std::min(last + ch.bucket_s, ls.window.to) - last;
+        double covered = std::min({last + ch.bucket_s, ls.window.to, d.now_epoch}) - last;
         body += " The last bucket (" + clock_text(last, d.utc_offset_s) + ", " + format_duration(covered) + " of " +
                 format_duration(ch.bucket_s) + " covered) averages <b class=\"last-bucket\">" + aas(total) +
                 "</b> sessions.";

@@ -54,8 +54,10 @@ SampleSet Server::read_samples(const Window &w, double bucket_s, bool history_on
     SampleSet set;
     set.covered = w;
     pqxx::result st = run_sql(
-        c, "SELECT sample_period_ms, history_used, history_size, extract(epoch FROM pg_postmaster_start_time())::float8, "
-           "extract(epoch FROM stats_reset)::float8 FROM " + qualified("pg_stat_waits_status"));
+        c,
+        "SELECT sample_period_ms, history_used, history_size, extract(epoch FROM pg_postmaster_start_time())::float8, "
+        "extract(epoch FROM stats_reset)::float8, extract(epoch FROM now())::float8 FROM " +
+            qualified("pg_stat_waits_status"));
     if (st.empty()) throw FatalError("pg_stat_waits_status returned no row");
     if (dbl(st[0][0]) > 0) set.period_s = dbl(st[0][0]) / 1000.0;
     const bool wrapped = i64(st[0][1]) >= i64(st[0][2]);
@@ -64,6 +66,9 @@ SampleSet Server::read_samples(const Window &w, double bucket_s, bool history_on
     // load 0.
     const double reset = dbl(st[0][4]);
     set.covered.from = std::max({set.covered.from, dbl(st[0][3]), reset});
+    // A window reaching into the future (--to later than now) has data up
+    // to now: the bucket still filling is averaged over its elapsed time.
+    set.covered.to = std::min(set.covered.to, dbl(st[0][5]));
     double oldest = -1;
     if (wrapped) oldest = dbl(run_sql(c, "SELECT extract(epoch FROM min(sample_time))::float8 FROM " +
                                              qualified("pg_stat_waits_history"))[0][0]);

@@ -36,8 +36,9 @@ static const char *interval_text(Interval *i) {
 
 // A window reaches back from now; "positive" is judged on the whole interval
 // as calendar arithmetic does it, so '1 day -1 hour' is a 23-hour window.
-static TimestampTz window_start(const char *function, Interval *since) {
+static TimestampTz window_start(const char *function, Interval *since, TimestampTz *now_out = nullptr) {
     TimestampTz now = GetCurrentTimestamp();
+    if (now_out != nullptr) *now_out = now;
     volatile TimestampTz from = 0;
     volatile bool too_long = false;
     MemoryContext cxt = CurrentMemoryContext;
@@ -72,14 +73,17 @@ static TimestampTz window_start(const char *function, Interval *since) {
 
 // The history answers a window when it holds every sample since the
 // window's start; otherwise, if the minute buckets reach further back, they
-// answer it (minute resolution).
-static bool use_history(TimestampTz from) {
+// answer it (minute resolution). *since_out: from when the ring holds every
+// sample (the sampler's start or the last reset, or the oldest sample once
+// the ring has wrapped).
+static bool use_history(TimestampTz from, TimestampTz *since_out = nullptr) {
     SampleRing<HistorySample> ring = history_ring();
     TimestampTz complete_since = sampling->history_complete_since;
     if (ring.head() - ring.floor() > ring.capacity()) {
         HistorySample oldest;
         if (ring.oldest(&oldest) && oldest.sample_time + 1 > complete_since) complete_since = oldest.sample_time + 1;
     }
+    if (since_out != nullptr) *since_out = complete_since;
     if (from >= complete_since) return true;
     int64 oldest_minute = minute_buckets().oldest_minute();
     if (oldest_minute < 0) return true;
@@ -122,10 +126,14 @@ static TopRow *compute_top(TimestampTz from, int limit, size_t *nrows, uint64 *t
 }
 
 // ---- timeline ---------------------------------------------------------------
+// *covered_from: where the data behind the first bucket starts (the window's
+// start, or later when the ring holds samples only since the sampler's start
+// or a reset; the minute the window starts in for the minute buckets).
 static TimelineRow *compute_timeline(TimestampTz from, int64 width, size_t *nrows, int64 *used_width,
-                                     bool *interrupted) {
+                                     TimestampTz *covered_from, bool *interrupted) {
     std::vector<TimelineRow> rows;
-    if (use_history(from)) {
+    TimestampTz complete_since = from;
+    if (use_history(from, &complete_since)) {
         TimelineAgg agg(width);
         history_ring().read_until([&](const HistorySample &h) {
             if (interrupt_pending()) {
@@ -138,6 +146,7 @@ static TimelineRow *compute_timeline(TimestampTz from, int64 width, size_t *nrow
         if (*interrupted) return nullptr;
         rows = agg.result();
         *used_width = width;
+        *covered_from = Max(from, complete_since);
     } else {
         // Buckets have minute resolution: widths round up to whole minutes
         // (the caller keeps width a minute short of INT64_MAX for this).
@@ -155,11 +164,24 @@ static TimelineRow *compute_timeline(TimestampTz from, int64 width, size_t *nrow
         }
         rows = agg.result();
         *used_width = minutes * USECS_PER_MINUTE;
+        *covered_from = from / USECS_PER_MINUTE * USECS_PER_MINUTE;
     }
     TimelineRow *out = palloc_array_nothrow<TimelineRow>(rows.size());
     std::copy(rows.begin(), rows.end(), out);
     *nrows = rows.size();
     return out;
+}
+
+// The part of a bucket that has data: the bucket still filling counts up to
+// now, the first one from where the data starts. Averaging a partial bucket
+// over its full width would under-report it (a minute 10 s old would show a
+// sixth of the sessions that waited in it). At least one sample period: a
+// bucket a few microseconds old holds a whole sample.
+static double bucket_covered_us(TimestampTz start, int64 width, TimestampTz covered_from, TimestampTz now,
+                                double period_us) {
+    TimestampTz end = start > PG_INT64_MAX - width ? PG_INT64_MAX : start + width;
+    double covered = static_cast<double>(Min(end, now)) - static_cast<double>(Max(start, covered_from));
+    return Min(Max(covered, period_us), static_cast<double>(width));
 }
 
 }  // namespace psw
@@ -216,14 +238,17 @@ Datum pg_stat_waits_timeline(PG_FUNCTION_ARGS) {
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                             errmsg("pg_stat_waits_timeline: bucket must be a positive interval, not \"%s\"",
                                    psw::interval_text(bucket))));
-        TimestampTz from = psw::window_start("pg_stat_waits_timeline", since);
+        TimestampTz now = 0;
+        TimestampTz from = psw::window_start("pg_stat_waits_timeline", since, &now);
         InitMaterializedSRF(fcinfo, 0);
         ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
         size_t nrows = 0;
         int64 used_width = width;
+        TimestampTz covered_from = from;
         psw::TimelineRow *rows = nullptr;
-        psw::interruptible(
-            [&](bool *interrupted) { rows = psw::compute_timeline(from, width, &nrows, &used_width, interrupted); });
+        psw::interruptible([&](bool *interrupted) {
+            rows = psw::compute_timeline(from, width, &nrows, &used_width, &covered_from, interrupted);
+        });
         double period_us = psw::sample_period_for_time() * 1000.0;
         for (size_t i = 0; i < nrows; i++) {
             Datum v[5];
@@ -234,8 +259,11 @@ Datum pg_stat_waits_timeline(PG_FUNCTION_ARGS) {
             v[1] = psw::text_or_null(wtype, &n[1]);
             v[2] = psw::text_or_null(wname, &n[2]);
             v[3] = Int64GetDatum(static_cast<int64>(rows[i].samples));
-            // Average sessions in this state over the bucket (samples × period / width).
-            v[4] = Float8GetDatum(static_cast<double>(rows[i].samples) * period_us / static_cast<double>(used_width));
+            // Average sessions in this state over the part of the bucket that
+            // has data (samples × period / covered time): the bucket still
+            // filling is averaged over its elapsed time, not its full width.
+            double covered = psw::bucket_covered_us(rows[i].bucket_start, used_width, covered_from, now, period_us);
+            v[4] = Float8GetDatum(static_cast<double>(rows[i].samples) * period_us / covered);
             tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
         }
         return static_cast<Datum>(0);
