@@ -54,6 +54,12 @@ inline const char *quoted_value(const char *s) {
 // destructor call CHECK_FOR_INTERRUPTS() directly; loops that do (an
 // aggregation in a std::map) stop when this is true, let their objects go,
 // and then call CHECK_FOR_INTERRUPTS() (see interruptible()).
+// A text column from a C string; NULL for nullptr.
+inline Datum text_or_null(const char *s, bool *isnull) {
+    *isnull = s == nullptr;
+    return s ? CStringGetTextDatum(s) : static_cast<Datum>(0);
+}
+
 inline bool interrupt_pending() { return INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED(); }
 
 // Runs attempt(&interrupted) until it completes: attempt scans with C++

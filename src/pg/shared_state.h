@@ -94,6 +94,14 @@ extern int backend_status_slots;
 // Sets backend_status_array if it is not yet; false if it cannot be found.
 bool attach_backend_status_array();
 
+// This process's slot (by its PGPROC number), or nullptr before shared
+// memory or its PGPROC exist. Callers keep it: it never changes after.
+inline BackendSlot *own_slot() {
+    if (shared == nullptr || MyProc == nullptr) return nullptr;
+    int procno = compat_my_procno();
+    return procno >= 0 && static_cast<uint32>(procno) < shared->num_slots ? &shared->slots[procno] : nullptr;
+}
+
 // Raises the standard "must be preloaded" error if shared memory is missing.
 void require_preloaded();
 

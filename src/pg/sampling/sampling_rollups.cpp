@@ -16,11 +16,6 @@ PSW_SQL_FUNCTION(pg_stat_waits_timeline)
 
 namespace psw {
 
-static Datum text_or_null(const char *s, bool *isnull) {
-    *isnull = s == nullptr;
-    return s ? CStringGetTextDatum(s) : static_cast<Datum>(0);
-}
-
 // palloc that throws instead of ereport, for use while C++ objects are alive.
 template <typename T>
 static T *palloc_array_nothrow(size_t n) {

@@ -49,11 +49,6 @@ struct VisibilityCache {
     }
 };
 
-static Datum text_or_null(const char *s, bool *isnull) {
-    *isnull = s == nullptr;
-    return s ? CStringGetTextDatum(s) : static_cast<Datum>(0);
-}
-
 // The period samples stand for: the sampler's last period (the GUC may be 0
 // now, idling the sampler, while the samples were taken at 10 ms).
 double sample_period_for_time() {

@@ -16,7 +16,7 @@
 //    every exception leaves through a tail call to an out-of-line path.
 //    With timing on the same hooks, ExecutorEnd and the transaction
 //    callbacks also tell exact timing where statements begin and end
-//    (timed.cpp).
+//    (analyze.cpp, executor.cpp, utility.cpp, transactions.cpp).
 //  - tracker (track = all, track_activities off, and processes other than
 //    client backends): the statement tracker (src/core/statement_tracker.h)
 //    follows every phase and publishes into the backend's own slot.
@@ -71,6 +71,22 @@ BackendSlot *find_slot();
 // Every publish goes through here: one load once the slot is known.
 static inline BackendSlot *slot() { return __builtin_expect(my_slot != nullptr, 1) ? my_slot : find_slot(); }
 
+// What the backend's slot says it runs, written under its seqlock; source
+// says who is the truth (SlotSource).
+static inline void publish_slot(uint8_t source, uint8_t state, uint64 queryid, uint64 top_queryid,
+                                TimestampTz query_start) {
+    BackendSlot *s = slot();
+    if (s == nullptr) return;
+    s->pub.write([&](SlotData &d) {
+        d.pid = MyProcPid;
+        d.source = source;
+        d.state = state;
+        d.queryid = queryid;
+        d.top_queryid = top_queryid;
+        d.query_start = query_start;
+    });
+}
+
 // Server mode's slot: PostgreSQL's entry is the truth; with `active`, the
 // ids given win for the statement that started at query_start.
 void publish_server(uint8_t state, uint64 queryid, uint64 top_queryid, TimestampTz query_start);
@@ -96,7 +112,7 @@ extern volatile PgBackendStatus *my_be;
 // mode.
 extern bool server_fast;
 // What the planner and ExecutorRun hooks test: server mode without timing
-// (with timing they also follow the statement: timed.cpp).
+// (with timing they also follow the statement: see timed server mode below).
 extern bool server_plain;
 // Timed server mode: server mode with timing on (see below).
 extern bool server_timed;
@@ -156,16 +172,7 @@ extern const StatementTimer *timer;
 // What the tracker needs from PostgreSQL and from exact timing.
 struct HookEnv {
     void publish(const StatementIds &ids) {
-        BackendSlot *s = slot();
-        if (s == nullptr) return;
-        s->pub.write([&](SlotData &d) {
-            d.pid = MyProcPid;
-            d.source = kSourceTracker;
-            d.state = ids.state;
-            d.queryid = ids.queryid;
-            d.top_queryid = ids.top_queryid;
-            d.query_start = ids.query_start;
-        });
+        publish_slot(kSourceTracker, ids.state, ids.queryid, ids.top_queryid, ids.query_start);
     }
     int64_t statement_start_time() { return GetCurrentStatementStartTimestamp(); }
     bool track_all() { return guc_track == kTrackAll; }

@@ -38,25 +38,12 @@ BackendSlot *my_slot = nullptr;
 bool server_execute_published = false;
 
 __attribute__((noinline)) BackendSlot *find_slot() {
-    if (shared != nullptr && MyProc != nullptr) {
-        int procno = compat_my_procno();
-        if (procno < 0 || static_cast<uint32>(procno) >= shared->num_slots) return nullptr;
-        my_slot = &shared->slots[procno];
-    }
+    my_slot = own_slot();
     return my_slot;
 }
 
 void publish_server(uint8_t state, uint64 queryid, uint64 top_queryid, TimestampTz query_start) {
-    BackendSlot *s = slot();
-    if (s == nullptr) return;
-    s->pub.write([&](SlotData &d) {
-        d.pid = MyProcPid;
-        d.source = kSourceServer;
-        d.state = state;
-        d.queryid = queryid;
-        d.top_queryid = top_queryid;
-        d.query_start = query_start;
-    });
+    publish_slot(kSourceServer, state, queryid, top_queryid, query_start);
 }
 
 // ---- exact timing's timer ----------------------------------------------------------

@@ -57,9 +57,8 @@ void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 qu
     r.elapsed_ns = static_cast<uint64>(elapsed_ns);
     exec_summarize_waits(waits, &r);
     r.blockers.count = 0;
-    int procno = compat_my_procno();
-    if (procno >= 0 && static_cast<uint32>(procno) < shared->num_slots) {
-        BackendSlot &s = shared->slots[procno];
+    if (BackendSlot *own = own_slot(); own != nullptr) {
+        BackendSlot &s = *own;
         // This backend is the slot's only writer: its own data reads as is.
         TimestampTz query_start = s.pub.data.query_start;
         // Server mode publishes no start of its own: PostgreSQL's entry has

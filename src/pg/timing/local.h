@@ -112,10 +112,7 @@ void flush(int64 now);
 void register_exit_hook();
 
 static inline BackendSlot *my_live_slot() {
-    if (live_slot == nullptr && shared != nullptr && MyProc != nullptr) {
-        int procno = compat_my_procno();
-        if (procno >= 0 && static_cast<uint32>(procno) < shared->num_slots) live_slot = &shared->slots[procno];
-    }
+    if (live_slot == nullptr) live_slot = own_slot();
     return live_slot;
 }
 

@@ -207,8 +207,6 @@ void timing_statement_end() {
 
 // ---- the hooks' timer and the settings -----------------------------------------------
 
-static void write_log() { executions_write_log(); }
-
 static const StatementTimer statement_timer = {
     &guc_timing,
     timing_statement_start,
@@ -219,7 +217,7 @@ static const StatementTimer statement_timer = {
     timing_top_call,
     timing_statement_id,
     timing_dropped_portal_call,
-    write_log,
+    executions_write_log,
 };
 
 bool guc_timing = false;

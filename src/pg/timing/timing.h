@@ -28,11 +28,12 @@ struct TimingShared {
     // (timing_collect_held_rows()).
     uint32 flush_request;
     SharedEvents events;
-    // QueryTable follows at query_table_offset().
+    // QueryTable follows at kQueryTableOffset.
 };
 extern TimingShared *timing_shared;
+constexpr Size kQueryTableOffset = MAXALIGN(sizeof(TimingShared));
 inline QueryTable *timing_query_table() {
-    return reinterpret_cast<QueryTable *>(reinterpret_cast<char *>(timing_shared) + MAXALIGN(sizeof(TimingShared)));
+    return reinterpret_cast<QueryTable *>(reinterpret_cast<char *>(timing_shared) + kQueryTableOffset);
 }
 
 // Preload (postmaster only, from start_features): patch the GOT.

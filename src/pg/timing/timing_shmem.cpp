@@ -8,9 +8,8 @@ namespace psw {
 TimingShared *timing_shared = nullptr;
 
 static uint32 query_capacity() { return QueryTable::round_capacity(static_cast<uint32>(guc_profile_max) * 2); }
-static Size query_table_offset() { return MAXALIGN(sizeof(TimingShared)); }
 
-static Size timing_size() { return add_size(query_table_offset(), QueryTable::bytes(query_capacity())); }
+static Size timing_size() { return add_size(kQueryTableOffset, QueryTable::bytes(query_capacity())); }
 
 static void timing_init(void *ptr, bool found) {
     timing_shared = static_cast<TimingShared *>(ptr);
