@@ -24,9 +24,9 @@ PSW_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib clang-14
 PSW_PACKAGES_TEST=(cmake libgtest-dev postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
   libipc-run-perl valgrind postgresql-15-pg-wait-sampling rsync chromium tmux python3 python3-yaml jq
   prometheus gnuplot-nox sqlsmith)
-# ./run bench adds callgrind, its peer pg_wait_sampling and the plots.
+# ./run bench adds callgrind, its peer pg_wait_sampling, the plots and the TAP harness.
 # shellcheck disable=SC2034  # ./run picks the list
-PSW_PACKAGES_BENCH=(valgrind postgresql-15-pg-wait-sampling gnuplot-nox)
+PSW_PACKAGES_BENCH=(valgrind postgresql-15-pg-wait-sampling gnuplot-nox libipc-run-perl rsync)
 # What building PostgreSQL 18 or 19 from source needs (tools/pg/build_postgres.sh).
 # Release tarballs since 17 ship no generated parser or scanner: bison and flex make them.
 PSW_PACKAGES_PGSRC=(bzip2 gcc make bison flex perl libicu-dev liburing-dev zlib1g-dev pkg-config)

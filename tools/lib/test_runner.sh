@@ -1,5 +1,6 @@
 # ./run test: every test, each step counted, one closing line
-# "N passed, N failed". Sourced by ./run after setup. No errexit here: a
+# "N passed, N failed"; and ./run bench, the benchmarks through the same
+# prove (run_bench, at the end). Sourced by ./run after setup. No errexit here: a
 # failing step is counted and the run goes on to its summary.
 # shellcheck shell=bash
 
@@ -89,6 +90,7 @@ work_make() {  # work_make ARGS...: make in the work tree as the cluster user
   # PERL5LIB: prove itself loads the TAP formatter from test/perl.
   as_os_user env PSW_LONG="${PSW_LONG:-0}" PSW_EXPORTER="$PSW_EXPORTER" \
     PSW_PG_REGRESS_DIR="${PSW_PG_REGRESS_DIR:-}" PERL5LIB="$PSW_WORK/test/perl${PERL5LIB:+:$PERL5LIB}" \
+    PSW_BENCH_DIR="${PSW_BENCH_DIR:-}" PSW_BENCH_MODE="${PSW_BENCH_MODE:-}" PSW_BENCH_ONLY="${PSW_BENCH_ONLY:-}" \
     make -C "$PSW_WORK" --no-print-directory PG_CONFIG="$PSW_STAGED_PG_CONFIG" "$@"
 }
 
@@ -201,4 +203,36 @@ run_all_tests() {
   log "PostgreSQL $PSW_PG_MAJOR, $((SECONDS - t0)) s"
   echo "$PSW_PASSED passed, $PSW_FAILED failed, $PSW_SKIPPED skipped"
   [ "$PSW_FAILED" -eq 0 ]
+}
+
+# ./run bench [--quick] [--only SECTION,...]: the benchmarks (bench/t/*.pl,
+# sections named by their files) through prove as the cluster user in the
+# work tree; bench/report.pl renders bench/results/ (and the README's table)
+# from what they wrote into PSW_BENCH_DIR.
+run_bench() {
+  local a rc t0=$SECONDS cmd="./run bench"
+  PSW_BENCH_MODE=full PSW_BENCH_ONLY=""
+  while [ $# -gt 0 ]; do
+    a=$1; shift
+    case $a in
+      --quick) PSW_BENCH_MODE=quick ;;
+      --only) PSW_BENCH_ONLY=${1:-}; shift ;;
+      --only=*) PSW_BENCH_ONLY=${a#--only=} ;;
+      *) die "usage: ./run bench [--quick] [--only SECTION,...]" ;;
+    esac
+  done
+  [ "$PSW_PG_MAJOR" = 15 ] || cmd+=" --pg $PSW_PG_MAJOR"
+  [ "$PSW_BENCH_MODE" = quick ] && cmd+=" --quick"
+  [ -n "$PSW_BENCH_ONLY" ] && cmd+=" --only $PSW_BENCH_ONLY"
+  prepare_work_tree || die "cannot copy the tree for the benchmarks"
+  PSW_BENCH_DIR=$(mktemp -d /tmp/pgsw-bench.XXXXXX)
+  chmod 755 "$PSW_BENCH_DIR"
+  [ "$(id -u)" -eq 0 ] && chown "$PSW_OS_USER" "$PSW_BENCH_DIR"
+  export PSW_BENCH_DIR PSW_BENCH_MODE PSW_BENCH_ONLY
+  work_make prove_installcheck PROVE_TESTS='bench/t/*.pl' PROVE_FLAGS="-I bench/lib"
+  rc=$?
+  perl "$PSW_ROOT/bench/report.pl" --dir "$PSW_BENCH_DIR" --out "$PSW_ROOT/bench/results" \
+    --pg "$PSW_PG_MAJOR" --command "$cmd" --seconds $((SECONDS - t0)) --readme "$PSW_ROOT/README.md" || rc=1
+  rm -rf "$PSW_BENCH_DIR"
+  return $rc
 }
