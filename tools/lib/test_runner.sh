@@ -233,6 +233,7 @@ run_bench() {
   rc=$?
   perl "$PSW_ROOT/bench/report.pl" --dir "$PSW_BENCH_DIR" --out "$PSW_ROOT/bench/results" \
     --pg "$PSW_PG_MAJOR" --command "$cmd" --seconds $((SECONDS - t0)) --readme "$PSW_ROOT/README.md" || rc=1
-  rm -rf "$PSW_BENCH_DIR"
+  # PSW_BENCH_KEEP=1 keeps the raw figures and chunks for a look.
+  if [ -n "${PSW_BENCH_KEEP:-}" ]; then log "bench: scratch kept in $PSW_BENCH_DIR"; else rm -rf "$PSW_BENCH_DIR"; fi
   return $rc
 }
