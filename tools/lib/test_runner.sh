@@ -232,7 +232,8 @@ run_bench() {
   work_make prove_installcheck PROVE_TESTS='bench/t/*.pl' PROVE_FLAGS="-I bench/lib"
   rc=$?
   perl "$PSW_ROOT/bench/report.pl" --dir "$PSW_BENCH_DIR" --out "$PSW_ROOT/bench/results" \
-    --pg "$PSW_PG_MAJOR" --command "$cmd" --seconds $((SECONDS - t0)) --readme "$PSW_ROOT/README.md" || rc=1
+    --pg "$PSW_PG_MAJOR" --command "$cmd" --seconds $((SECONDS - t0)) --mode "$PSW_BENCH_MODE" \
+    --only "$PSW_BENCH_ONLY" --readme "$PSW_ROOT/README.md" || rc=1
   # PSW_BENCH_KEEP=1 keeps the raw figures and chunks for a look.
   if [ -n "${PSW_BENCH_KEEP:-}" ]; then log "bench: scratch kept in $PSW_BENCH_DIR"; else rm -rf "$PSW_BENCH_DIR"; fi
   return $rc
