@@ -194,6 +194,24 @@ sub cfg_available
 
 # ------------------------------------------------------------------- nodes
 
+# What every benchmark server runs with besides its configuration.
+# PostgreSQL::Test::Cluster's init writes test settings a measurement must
+# not carry: log_statement = all (a log line per statement: thousands of
+# instructions, and I/O), fsync = off, and wal_level = minimal with
+# max_wal_senders = 0 (fewer process slots, so less shared memory). They go
+# back to PostgreSQL's defaults; a postgres started by hand on the node's
+# data directory (postgres --single, a postmaster under valgrind) reads the
+# same file.
+our $SERVER_CONF = <<'EOC';
+fsync = on
+log_statement = none
+log_replication_commands = off
+wal_level = replica
+max_wal_senders = 10
+max_connections = 200
+client_connection_check_interval = 250ms
+EOC
+
 # bench_node(NAME, CONFIG, conf => [lines], init => {initdb options},
 # start => 0|1): a node of CONFIG, started unless start => 0. The caller
 # stops it (PostgreSQL::Test::Cluster stops what is left at exit).
@@ -203,8 +221,7 @@ sub bench_node
 	my $node = PostgreSQL::Test::Cluster->new("${name}_$cfg");
 	$node->init(%{ $o{init} // {} });
 	$node->append_conf('postgresql.conf',
-		cfg_conf($cfg) . "max_connections = 200\nfsync = on\nclient_connection_check_interval = 250ms\n"
-		  . join('', map { "$_\n" } @{ $o{conf} // [] }));
+		$SERVER_CONF . cfg_conf($cfg) . join('', map { "$_\n" } @{ $o{conf} // [] }));
 	$node->start unless defined $o{start} && !$o{start};
 	return $node;
 }
