@@ -1,0 +1,348 @@
+# Sampler cost: CPU time of the sampling process (pg_stat_waits' sampler,
+# pg_wait_sampling's collector) per second of wall clock, at a 10 ms period,
+# with K connected backends, idle and busy. CPU time comes from the kernel's
+# scheduler accounting (/proc/PID/schedstat, ns) rather than utime+stime
+# ticks: 0.3% of a core over a few seconds is only a handful of 10 ms ticks.
+# Then issue 56's comparison over the same windows (sampler_same): both
+# tools at once, 500 idle backends each.
+use strict;
+use warnings;
+use IPC::Run;
+use Time::HiRes qw(sleep time clock_gettime CLOCK_MONOTONIC);
+use PswBench;
+use PswBench::Holder;
+use Test::More;
+
+bench_section('sampler');
+my $t_start = time();
+
+my @KS = @{ bench_size(full => [ 100, 500, 1000 ], quick => [1000], smoke => [12]) };
+my $W = bench_size(full => 6, quick => 2, smoke => 0.5);
+# The same-window comparison: backends per cluster, windows and their length.
+my $SAME_K = bench_size(full => 500, quick => 500, smoke => 12);
+my ($SAME_W, $SAME_NW) = @{ bench_size(full => [ 4, 5 ], quick => [ 2, 3 ], smoke => [ 0.5, 1 ]) };
+# The unmeasured warm-up (see fill_history) and the pause after it.
+my ($WARM, $SETTLE) = @{ bench_size(full => [ 3, 5 ], quick => [ 3, 5 ], smoke => [ 0.5, 1 ]) };
+# The pause between connecting the backends and the first idle window.
+my $PAUSE = bench_size(full => 1, quick => 1, smoke => 0.2);
+chomp(my $NCPU = `nproc`);
+my $CLIENTS = 2 * $NCPU;
+my $CHUNK = '20_sampler';
+
+# The shell harness's clusters had PostgreSQL's defaults where
+# PostgreSQL::Test::Cluster's init differs in ways that matter here: it
+# logs every statement (pgbench's too) and sets max_wal_senders = 0 (ten
+# PGPROCs fewer for the samplers to scan).
+my @CONF = ('log_statement = none', 'wal_level = replica', 'max_wal_senders = 10', 'shared_buffers = 64MB');
+
+sub now_ns { return int(clock_gettime(CLOCK_MONOTONIC) * 1e9); }
+
+# sampler_pid(NODE, CONFIG): pid of the process doing the sampling, or ''
+# (waits 5 s at most for it to show up after the start).
+sub sampler_pid
+{
+	my ($node, $cfg) = @_;
+	my $q = $cfg =~ /^psw_/
+	  ? "SELECT coalesce(sampler_pid::text, '') FROM pg_stat_waits_status"
+	  : "SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_wait_sampling collector'";
+	my $pid = '';
+	for (1 .. 25)
+	{
+		$pid = $node->safe_psql('postgres', $q);
+		last if $pid ne '';
+		sleep 0.2;
+	}
+	return $pid;
+}
+
+# cpu_pct_over(PID, SECONDS): % of one core the process used over the window.
+sub cpu_pct_over
+{
+	my ($pid, $w) = @_;
+	my ($c0, $t0) = (proc_cpu_ns($pid), now_ns());
+	sleep $w;
+	my ($c1, $t1) = (proc_cpu_ns($pid), now_ns());
+	return sprintf('%.4f', 100 * ($c1 - $c0) / ($t1 - $t0));
+}
+
+sub count_backends
+{
+	my ($node, $where) = @_;
+	return $node->safe_psql('postgres', "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND $where");
+}
+
+# held_backends_gone(NODE): waits (10 s at most) until the held backends
+# have exited, so that the next step starts from an idle cluster.
+sub held_backends_gone
+{
+	my ($node) = @_;
+	for (1 .. 50)
+	{
+		last if count_backends($node, 'true') <= 1;
+		sleep 0.2;
+	}
+	return;
+}
+
+sub samples_taken
+{
+	return $_[0]->safe_psql('postgres', 'SELECT samples_taken FROM pg_stat_waits_status');
+}
+
+# sampler_measure(NODE, CONFIG, PID, K): records the idle and busy figures.
+sub sampler_measure
+{
+	my ($node, $cfg, $pid, $k) = @_;
+	my $h = PswBench::Holder->start($node, $k);
+	ok($h->ready, "$cfg: holder connects $k backends (" . $h->line . ')');
+	if (!$h->ready)
+	{
+		metric('sampler', $cfg, "idle backends=$k", undef, 'pct_core', 'holder failed: ' . $h->line);
+		$h->quit;
+		return;
+	}
+	sleep $PAUSE;
+	my $n0 = $cfg eq 'psw_sampling' ? samples_taken($node) : 0;
+	my $pct = cpu_pct_over($pid, $W);
+	metric('sampler', $cfg, "idle backends=$k", $pct, 'pct_core');
+	cmp_ok(count_backends($node, "state = 'idle'"), '>=', $k, "$cfg: $k held backends idle");
+	my $busy = $h->busy($W + 30);
+	# Busy: every held backend active in a wait, plus pgbench select-only.
+	my $pgb_out = '';
+	my $pgb = IPC::Run::start(
+		[ 'pgbench', '-h', $node->host, '-p', $node->port, '-n', '-S', '-c', $CLIENTS, '-j', 2, '-T', int($W + 1), 'bench' ],
+		'>&', \$pgb_out);
+	sleep 0.5;
+	my $pct_busy = cpu_pct_over($pid, $W);
+	metric('sampler', $cfg, "busy backends=$k", $pct_busy, 'pct_core', $busy);
+	cmp_ok(count_backends($node, "wait_event = 'PgSleep'"), '>=', $k, "$cfg: $k held backends busy in pg_sleep ($busy)");
+	$pgb->finish;
+	like($pgb_out, qr/^tps = /m, "$cfg: pgbench select-only ran beside the busy backends");
+	for ([ idle => $pct ], [ busy => $pct_busy ])
+	{
+		ok($_->[1] > 0 && $_->[1] < 100, "$cfg: sampling process CPU with $k $_->[0] backends measured ($_->[1] % of a core)");
+	}
+	if ($cfg eq 'psw_sampling')
+	{
+		my $delta = samples_taken($node) - $n0;
+		metric('sampler', $cfg, "samples_taken_delta backends=$k", $delta, 'samples');
+		cmp_ok($delta, '>', 0, "pg_stat_waits took samples during the windows ($delta)");
+	}
+	$h->quit;
+	held_backends_gone($node);
+	return;
+}
+
+# fill_history(NODE, K): K backends busy for 3 s, not measured, so that
+# every window measures the steady cost: a new cluster's history ring is
+# written for the first time over its first samples, and on a virtual
+# machine a page's first write is slow in the writer (docs/bench.md).
+# pg_wait_sampling gets the same warm-up.
+sub fill_history
+{
+	my ($node, $k) = @_;
+	my $h = PswBench::Holder->start($node, $k);
+	if ($h->ready)
+	{
+		$h->busy(60);
+		sleep $WARM;
+	}
+	$h->quit;
+	held_backends_gone($node);
+	return;
+}
+
+# Why CONFIG cannot be measured here, or ''.
+sub unavailable
+{
+	my ($cfg) = @_;
+	return feature('psw_sampler') ? '' : feature_why('psw_sampler') if $cfg eq 'psw_sampling';
+	return cfg_available($cfg) ? '' : feature_why($cfg);
+}
+
+# ------------------------------------------------------ the table: K backends
+
+# At unit size the table runs on pg_stat_waits only: the same-window part
+# below finds and measures pg_wait_sampling's collector.
+for my $cfg (bench_mode() eq 'smoke' ? qw(psw_sampling) : qw(psw_sampling pg_wait_sampling))
+{
+	if (my $why = unavailable($cfg))
+	{
+		for my $k (@KS)
+		{
+			metric('sampler', $cfg, "$_ backends=$k", undef, 'pct_core', $why) for qw(idle busy);
+		}
+		next;
+	}
+	my $ext = $cfg eq 'psw_sampling' ? 'pg_stat_waits' : $cfg;
+	my $node = bench_node('smp', $cfg, conf => [ @CONF, 'max_connections = 1010' ]);
+	$node->safe_psql('postgres', "CREATE EXTENSION $ext");
+	$node->safe_psql('postgres', 'CREATE DATABASE bench');
+	bench_pgbench($node, '-i', '-q', '-s', 1, 'bench');
+	my $pid = sampler_pid($node, $cfg);
+	ok($pid ne '', "$cfg: sampling process found ($pid)");
+	if ($pid eq '')
+	{
+		metric('sampler', $cfg, "idle backends=$_", undef, 'pct_core', 'sampling process not found') for @KS;
+	}
+	else
+	{
+		fill_history($node, $KS[-1]);
+		sampler_measure($node, $cfg, $pid, $_) for @KS;
+	}
+	$node->stop;
+	$node->clean_node;
+}
+
+# ------------------------------------------------- the same windows (issue 56)
+
+# Both clusters run at once (one per tool, so neither process reads the
+# other's PGPROCs into a shared cache), each with K idle connections, and
+# both processes' schedstat is read at the same instants. What the machine
+# does meanwhile falls on both alike, which the sequential windows of the
+# table cannot promise. The figure is the ratio of the CPU time summed over
+# the windows.
+sub same_window
+{
+	my $k = $SAME_K;
+	for my $cfg (qw(psw_sampling pg_wait_sampling))
+	{
+		if (my $why = unavailable($cfg))
+		{
+			metric('sampler_same', $cfg, "idle backends=$k", undef, 'pct_core', $why);
+			return;
+		}
+	}
+	note("sampler against collector, $k idle backends each, the same $SAME_NW windows of $SAME_W s");
+	my %node;
+	my %pid;
+	for my $cfg (qw(psw_sampling pg_wait_sampling))
+	{
+		my $ext = $cfg eq 'psw_sampling' ? 'pg_stat_waits' : $cfg;
+		$node{$cfg} = bench_node('sw', $cfg, conf => [ @CONF, 'max_connections = ' . ($k + 10) ]);
+		$node{$cfg}->safe_psql('postgres', "CREATE EXTENSION $ext");
+		$pid{$cfg} = sampler_pid($node{$cfg}, $cfg);
+		ok($pid{$cfg} ne '', "same windows: $cfg sampling process found ($pid{$cfg})");
+	}
+	my %cpu = (psw_sampling => 0, pg_wait_sampling => 0);
+	my $why = '';
+	my @held;
+	if (grep { $_ eq '' } values %pid)
+	{
+		$why = 'sampling process not found';
+	}
+	else
+	{
+		for my $cfg (qw(psw_sampling pg_wait_sampling))
+		{
+			my $h = PswBench::Holder->start($node{$cfg}, $k);
+			ok($h->ready, "same windows: holder connects $k backends to $cfg (" . $h->line . ')');
+			push @held, $h;
+			next if $h->ready;
+			$why = 'holder failed: ' . $h->line;
+			last;
+		}
+	}
+	if ($why eq '')
+	{
+		# The warm-up of fill_history, for both: the backends busy for 3 s
+		# (a new history ring's pages are slow to write the first time),
+		# then idle again before the first window.
+		$_->busy($WARM) for @held;
+		sleep $SETTLE;
+		my ($pa, $pb) = ($pid{psw_sampling}, $pid{pg_wait_sampling});
+		for my $i (1 .. $SAME_NW)
+		{
+			my ($a0, $b0, $t0) = (proc_cpu_ns($pa), proc_cpu_ns($pb), now_ns());
+			sleep $SAME_W;
+			my ($a1, $b1, $t1) = (proc_cpu_ns($pa), proc_cpu_ns($pb), now_ns());
+			metric('sampler_same_raw', 'psw_sampling', "idle backends=$k window=$i", ($a1 - $a0) . ' ' . ($t1 - $t0), 'cpu_ns wall_ns');
+			metric('sampler_same_raw', 'pg_wait_sampling', "idle backends=$k window=$i", ($b1 - $b0) . ' ' . ($t1 - $t0), 'cpu_ns wall_ns');
+			$cpu{psw_sampling} += $a1 - $a0;
+			$cpu{pg_wait_sampling} += $b1 - $b0;
+			$cpu{wall} += $t1 - $t0;
+		}
+	}
+	$_->quit for reverse @held;
+	$_->stop for values %node;
+	if ($why ne '')
+	{
+		metric('sampler_same', $_, "idle backends=$k", undef, 'pct_core', $why) for qw(psw_sampling pg_wait_sampling);
+		return;
+	}
+	my $windows = "$SAME_NW windows of $SAME_W s";
+	for my $cfg (qw(psw_sampling pg_wait_sampling))
+	{
+		my $pct = sprintf('%.4f', 100 * $cpu{$cfg} / $cpu{wall});
+		metric('sampler_same', $cfg, "idle backends=$k", $pct, 'pct_core', $windows);
+		ok($pct > 0 && $pct < 100, "same windows: $cfg CPU measured ($pct % of a core)");
+	}
+	my $ratio = $cpu{pg_wait_sampling} > 0 ? sprintf('%.3f', $cpu{psw_sampling} / $cpu{pg_wait_sampling}) : undef;
+	metric('sampler_same', 'psw_sampling', "ratio idle backends=$k", $ratio, 'ratio', "pg_stat_waits / pg_wait_sampling, $windows");
+	ok(defined $ratio && $ratio > 0, 'same windows: ratio pg_stat_waits / pg_wait_sampling finite (' . ($ratio // 'NA') . ')');
+	return;
+}
+
+same_window();
+
+# ------------------------------------------------------------------ report
+
+sub note_of
+{
+	my ($section, $cfg, $param) = @_;
+	my $n = '';
+	$n = $_->[5] for grep { $_->[0] eq $section && $_->[1] eq $cfg && $_->[2] eq $param } metrics();
+	return $n;
+}
+
+sub pct_cell
+{
+	my $v = metric_get(@_);
+	return defined $v ? fmt($v, 3) . ' %' : 'not available';
+}
+
+md($CHUNK, "## 2. Sampler cost\n\n",
+	"CPU time of the sampling process per second of wall clock (% of one core) at a 10 ms period, from\n",
+	"`/proc/PID/schedstat`, over $W s windows with K connections held open by\n",
+	"`bench/bench_hold_conns.cpp`. *idle*: the K backends are idle. *busy*: all K backends active\n",
+	"in `SELECT pg_sleep(...)` (so every one is sampled) while pgbench select-only runs with\n",
+	"$CLIENTS clients. pg_wait_sampling's collector runs with its defaults (history and profile\n",
+	"every 10 ms; it also samples idle backends waiting on ClientRead).\n\n",
+	"| backends | state | pg_stat_waits sampler | pg_wait_sampling collector |\n|---:|---|---:|---:|\n");
+for my $k (@KS)
+{
+	for my $st (qw(idle busy))
+	{
+		md($CHUNK, "| $k | $st | " . pct_cell('sampler', 'psw_sampling', "$st backends=$k") . ' | '
+			  . pct_cell('sampler', 'pg_wait_sampling', "$st backends=$k") . " |\n");
+	}
+}
+md($CHUNK, "\npg_stat_waits: " . feature_why('psw_sampler') . ".\n") unless feature('psw_sampler');
+
+my $sa = metric_get('sampler_same', 'psw_sampling', "idle backends=$SAME_K");
+my $sb = metric_get('sampler_same', 'pg_wait_sampling', "idle backends=$SAME_K");
+md($CHUNK, "\nOver the same windows (issue 56's comparison): two clusters running at once, one per tool, each with $SAME_K\n",
+	"idle connections; both processes' CPU time read at the same instants, summed over the windows\n",
+	'(' . note_of('sampler_same', 'psw_sampling', "ratio idle backends=$SAME_K") . "). Target: at most 0.9× the collector.\n\n",
+	"| backends | state | pg_stat_waits sampler | pg_wait_sampling collector | ratio |\n|---:|---|---:|---:|---:|\n");
+if (defined $sa && defined $sb)
+{
+	md($CHUNK, "| $SAME_K | idle | " . fmt($sa, 3) . ' % | ' . fmt($sb, 3) . ' % | '
+		  . fmt(metric_get('sampler_same', 'psw_sampling', "ratio idle backends=$SAME_K"), 3) . "× |\n");
+}
+else
+{
+	my $why = note_of('sampler_same', 'psw_sampling', "idle backends=$SAME_K")
+	  || note_of('sampler_same', 'pg_wait_sampling', "idle backends=$SAME_K");
+	md($CHUNK, "| $SAME_K | idle | not available | not available | $why |\n");
+}
+for my $k (@KS)
+{
+	my $n = metric_get('sampler', 'psw_sampling', "samples_taken_delta backends=$k");
+	md($CHUNK, "\npg_stat_waits samples_taken grew by $n during the K=$k idle+busy windows (~" . (2 * $W + 1) . " s).\n")
+	  if defined $n;
+}
+md($CHUNK, "\n");
+
+metric('elapsed', 'harness', 'sampler', int(time() - $t_start), 's');
+done_testing();
