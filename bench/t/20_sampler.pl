@@ -29,11 +29,9 @@ chomp(my $NCPU = `nproc`);
 my $CLIENTS = 2 * $NCPU;
 my $CHUNK = '20_sampler';
 
-# The shell harness's clusters had PostgreSQL's defaults where
-# PostgreSQL::Test::Cluster's init differs in ways that matter here: it
-# logs every statement (pgbench's too) and sets max_wal_senders = 0 (ten
-# PGPROCs fewer for the samplers to scan).
-my @CONF = ('log_statement = none', 'wal_level = replica', 'max_wal_senders = 10', 'shared_buffers = 64MB');
+# bench_node puts PostgreSQL's defaults back (log_statement, WAL senders:
+# ten PGPROCs more for the samplers to scan, as in production).
+my @CONF = ('shared_buffers = 64MB');
 
 sub now_ns { return int(clock_gettime(CLOCK_MONOTONIC) * 1e9); }
 

@@ -18,11 +18,10 @@ my $CHUNK = '50_memory';
 
 # One data directory for every configuration: shared memory depends on the
 # settings only, so each (configuration, max_connections) is a restart with
-# a rewritten postgresql.conf rather than a new initdb. The settings where
-# PostgreSQL::Test::Cluster's init differs from PostgreSQL's defaults, which
-# the shell harness measured with, go back to the defaults: max_wal_senders
-# = 0 would take ten backends' worth of shared memory off every total.
-my $node = bench_node('mem', 'none', conf => [ 'wal_level = replica', 'max_wal_senders = 10' ], start => 0);
+# a rewritten postgresql.conf rather than a new initdb (bench_node's
+# defaults included: max_wal_senders = 0 would take ten backends' worth of
+# shared memory off every total).
+my $node = bench_node('mem', 'none', start => 0);
 my $conf_file = $node->data_dir . '/postgresql.conf';
 my $base_conf = slurp_file($conf_file);
 

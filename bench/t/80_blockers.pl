@@ -34,8 +34,7 @@ my @FIELDS = (
 	[ held_ms_per_s => 'ms_per_s', 4, 'ms held per s' ],
 	[ lock_samples => 'samples', 0, 'Lock samples' ]);
 
-# PostgreSQL::Test::Cluster's init logs every statement: not pgbench's here.
-my $node = bench_node('blk', 'psw_sampling', conf => [ 'log_statement = none', 'max_connections = ' . ($CLIENTS + 20) ]);
+my $node = bench_node('blk', 'psw_sampling', conf => [ 'max_connections = ' . ($CLIENTS + 20) ]);
 $node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_waits; CREATE EXTENSION pg_stat_waits_test');
 $node->safe_psql('postgres', 'CREATE TABLE hot (id int PRIMARY KEY, v bigint); INSERT INTO hot VALUES (1, 0)');
 my $script = $node->basedir . '/hot.sql';
