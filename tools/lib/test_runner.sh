@@ -95,14 +95,24 @@ work_make() {  # work_make ARGS...: make in the work tree as the cluster user
     make -C "$PSW_WORK" --no-print-directory PG_CONFIG="$PSW_STAGED_PG_CONFIG" "$@"
 }
 
-# Counts pg_regress/pg_isolation_regress results: PG 15 prints
-# "test NAME ... ok", 16 and later TAP ("ok 1 - NAME").
+# Counts pg_regress/pg_isolation_regress results. From 16 on they print
+# TAP, read by prove's parser (make's own lines are not TAP and are passed
+# over; a plan not met is a failure). 15 prints "test NAME ... ok": counted
+# from the text.
 count_regress() {  # count_regress STEP RC OUTPUT
   local p f
-  p=$(grep -cE '^(test +| +)?[^ ]+ +\.\.\. ok|^ok [0-9]+ ' <<<"$3")
-  f=$(grep -cE '\.\.\. FAILED|^not ok [0-9]+ ' <<<"$3")
-  [ "$2" -ne 0 ] && [ "$f" -eq 0 ] && f=1
-  record "$1" "$p" "$f"
+  if [ "$PSW_PG_MAJOR" -ge 16 ]; then
+    read -r p f < <(perl -MTAP::Parser -e 'my $t = TAP::Parser->new({ tap => join("", <STDIN>) });
+      my ($p, $f) = (0, 0);
+      while (my $r = $t->next) { $r->is_test and ($r->is_ok ? $p++ : $f++) }
+      $f++ if !$f && ($t->parse_errors || !$t->plan);
+      print "$p $f\n"' <<<"$3")
+  else
+    p=$(grep -cE '^(test +| +)?[^ ]+ +\.\.\. ok' <<<"$3")
+    f=$(grep -cE '\.\.\. FAILED' <<<"$3")
+  fi
+  [ "$2" -ne 0 ] && [ "${f:-0}" -eq 0 ] && f=1
+  record "$1" "${p:-0}" "${f:-1}"
 }
 
 step_installcheck() {
