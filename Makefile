@@ -13,7 +13,7 @@
 # it adds the entry points of the test module (src/pg/testing/) and the
 # sampler's fault check. Without it (make, the packages, ./run build and
 # ./run demo) the library exports only the product's SQL functions and what
-# PostgreSQL looks up (tools/check_exports.sh checks it).
+# PostgreSQL looks up (tools/check_exports.pl checks it).
 
 EXTENSION = pg_stat_waits
 MODULE_big = pg_stat_waits

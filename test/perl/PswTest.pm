@@ -18,7 +18,7 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 
 our @EXPORT =
-  qw(psw_node psw_long psw_run_checks psw_run_node_checks psw_report_bin psw_session backend_pid lock_and_block sql send_sql finish_sql wait_until wait_for_state);
+  qw(psw_node psw_long psw_run_checks psw_report_bin psw_session backend_pid lock_and_block sql send_sql finish_sql wait_until wait_for_state);
 
 # psw_node(NAME, conf => [lines], preload => '...', init => {...},
 #          start => 0|1, extensions => 0|1): a new node that preloads
@@ -80,23 +80,6 @@ sub psw_run_checks
 	}
 	cmp_ok($n, '>=', $min, "@$cmd ran its checks ($n)") or diag($err);
 	return $n;
-}
-
-# psw_run_node_checks(NAME, SCRIPT, MIN): a node of its own for a checking
-# script (test/report/*.sh), which reaches it through PGHOST/PGPORT/PGUSER
-# and gets a free TCP port as its argument; runs it as psw_run_checks does
-# and stops the node.
-sub psw_run_node_checks
-{
-	my ($name, $script, $min) = @_;
-	my $node = psw_node($name);
-	local $ENV{PGHOST} = $node->host;
-	local $ENV{PGPORT} = $node->port;
-	local $ENV{PGUSER} = scalar getpwuid($<);
-	my $port = PostgreSQL::Test::Cluster::get_free_port();
-	psw_run_checks([ 'bash', $script, $port ], $min);
-	$node->stop;
-	return;
 }
 
 # psw_session(NODE, SQL...): a psql session (one backend for its whole life)

@@ -6,7 +6,7 @@
 # and every function's signature and PUBLIC EXECUTE privilege equal its own
 # (read from its extension, created in a scratch database: it need not be
 # preloaded for that), and the compat extension refuses a database where it
-# is installed. test/pg_wait_sampling_tests.sh --check: the committed copies
+# is installed. test/pg_wait_sampling_tests.pl --check: the committed copies
 # of pg_wait_sampling's regression tests (test/sql/pg_wait_sampling_*, run by
 # make installcheck) are its release's files, CREATE/DROP lines aside.
 use strict;
@@ -37,7 +37,7 @@ SKIP:
 	skip 'pg_wait_sampling\'s tests (../shared/compat-tests/pg_wait_sampling) are not next to this checkout', 1
 	  unless $tests;
 	my ($out, $err) = ('', '');
-	my $ok = IPC::Run::run([ "$root/test/pg_wait_sampling_tests.sh", '--check', $tests ], '>', \$out, '2>', \$err);
+	my $ok = IPC::Run::run([ $^X, "$root/test/pg_wait_sampling_tests.pl", '--check', $tests ], '>', \$out, '2>', \$err);
 	ok($ok, "test/sql/pg_wait_sampling_{load,queries} are pg_wait_sampling's tests, CREATE/DROP lines aside")
 	  or diag("$out$err");
 }

@@ -1,7 +1,7 @@
-# Shared shell helpers for ./run, the demo and the benchmarks: which
-# PostgreSQL, packages, the staged installation, the build, and throwaway
-# clusters for the demo and the benchmarks (the tests start their servers
-# through pg_regress and PostgreSQL::Test::Cluster). Source it; don't run it.
+# Shared shell helpers for ./run: which PostgreSQL, packages, the staged
+# installation, the build. Servers are started by pg_regress and
+# PostgreSQL::Test::Cluster (the tests, the benchmarks, the demo). Source it;
+# don't run it.
 # shellcheck shell=bash
 
 PSW_ROOT=${PSW_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -14,9 +14,10 @@ PG_CONFIG=${PG_CONFIG:-$PSW_PG15_CONFIG}
 # pg_wait_sampling are packaged for Debian's 15 only; pgTAP is SQL only and
 # its files are staged into other versions too, pg_wait_sampling, a C
 # library, runs on 15 only). ./run demo builds and installs the extension and
-# the report tool, and drives psql and pgbench: the base list alone.
+# the report tool, copies the tree for the cluster user (rsync) and drives
+# psql and pgbench from Perl (IPC::Run): the base list alone.
 PSW_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib clang-14 llvm-14 g++ make
-  pkg-config libpqxx-dev prometheus-cpp-dev procps)
+  pkg-config libpqxx-dev prometheus-cpp-dev procps rsync libipc-run-perl)
 # ./run build and ./run test add the unit tests (CMake, GoogleTest), the TAP
 # and pgTAP harness, valgrind, the compat test's pg_wait_sampling, and what
 # the report, exporter and browser checks drive.
@@ -161,73 +162,4 @@ build_cmake() {
   log "building unit tests and the report tool (CMake)"
   cmake -S "$PSW_ROOT" -B "$PSW_BUILD/cmake" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPSW_WERROR=ON "$@" >/dev/null || return 1
   cmake --build "$PSW_BUILD/cmake" -j2 >/dev/null || return 1
-}
-
-# Picks a free TCP port from $1 upwards.
-free_port() {
-  local p=${1:-54329}
-  while (exec 3<>/dev/tcp/127.0.0.1/"$p") 2>/dev/null; do p=$((p + 1)); done
-  echo "$p"
-}
-
-# --- Throwaway clusters for the demo and the benchmarks -----------------
-
-# cluster_create DIR PORT [postgresql.conf lines...]: initdb + config.
-# PSW_INITDB_OPTS adds initdb options (the benchmarks' data-checksum case).
-cluster_create() {
-  local dir=$1 port=$2; shift 2
-  mkdir -p "$dir"
-  [ "$(id -u)" -eq 0 ] && chown "$PSW_OS_USER" "$dir"
-  # shellcheck disable=SC2086  # options, split on purpose
-  as_os_user "$PSW_BINDIR/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync -E UTF8 --locale=C \
-    ${PSW_INITDB_OPTS:-} >/dev/null
-  {
-    echo "port = $port"
-    echo "listen_addresses = '127.0.0.1'"
-    echo "unix_socket_directories = '$dir'"
-    echo "shared_preload_libraries = 'pg_stat_waits'"
-    echo "max_connections = 200"
-    echo "fsync = on"
-    echo "logging_collector = off"
-    printf '%s\n' "$@"
-  } | as_os_user tee -a "$dir/data/postgresql.conf" >/dev/null
-}
-
-cluster_start() {
-  local dir=$1
-  as_os_user "$PSW_BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
-    || { tail -20 "$dir/server.log" >&2; return 1; }
-}
-
-cluster_stop() {
-  local dir=$1
-  [ -f "$dir/data/postmaster.pid" ] || return 0
-  as_os_user "$PSW_BINDIR/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null 2>&1 \
-    || as_os_user "$PSW_BINDIR/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
-}
-
-cluster_restart() {
-  local dir=$1
-  as_os_user "$PSW_BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m fast -w -t 60 restart >/dev/null
-}
-
-PSW_CLUSTERS=()
-psw_cleanup_clusters() {
-  local d
-  for d in "${PSW_CLUSTERS[@]}"; do cluster_stop "$d"; rm -rf "$d"; done
-}
-
-# new_cluster VAR [conf lines]: creates and starts a throwaway cluster and
-# points PGHOST/PGPORT/PGUSER at it (stopped by psw_cleanup_clusters).
-new_cluster() {
-  local var=$1; shift
-  local _nc_dir _nc_port
-  _nc_dir=$(mktemp -d /tmp/pgsw.XXXXXX)
-  chmod 755 "$_nc_dir"
-  _nc_port=$(free_port "${PSW_PORT:-54329}")
-  PSW_CLUSTERS+=("$_nc_dir")
-  cluster_create "$_nc_dir" "$_nc_port" "$@"
-  cluster_start "$_nc_dir"
-  printf -v "$var" "%s" "$_nc_dir"
-  export PGHOST=$_nc_dir PGPORT=$_nc_port PGUSER=postgres
 }

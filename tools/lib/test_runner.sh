@@ -1,6 +1,7 @@
 # ./run test: every test, each step counted, one closing line
-# "N passed, N failed"; and ./run bench, the benchmarks through the same
-# prove (run_bench, at the end). Sourced by ./run after setup. No errexit here: a
+# "N passed, N failed"; ./run bench, the benchmarks through the same
+# prove (run_bench); ./run demo and ./run screenshots (run_tool). Sourced by
+# ./run after setup. No errexit here: a
 # failing step is counted and the run goes on to its summary.
 # shellcheck shell=bash
 
@@ -94,14 +95,24 @@ work_make() {  # work_make ARGS...: make in the work tree as the cluster user
     make -C "$PSW_WORK" --no-print-directory PG_CONFIG="$PSW_STAGED_PG_CONFIG" "$@"
 }
 
-# Counts pg_regress/pg_isolation_regress results: PG 15 prints
-# "test NAME ... ok", 16 and later TAP ("ok 1 - NAME").
+# Counts pg_regress/pg_isolation_regress results. From 16 on they print
+# TAP, read by prove's parser (make's own lines are not TAP and are passed
+# over; a plan not met is a failure). 15 prints "test NAME ... ok": counted
+# from the text.
 count_regress() {  # count_regress STEP RC OUTPUT
   local p f
-  p=$(grep -cE '^(test +| +)?[^ ]+ +\.\.\. ok|^ok [0-9]+ ' <<<"$3")
-  f=$(grep -cE '\.\.\. FAILED|^not ok [0-9]+ ' <<<"$3")
-  [ "$2" -ne 0 ] && [ "$f" -eq 0 ] && f=1
-  record "$1" "$p" "$f"
+  if [ "$PSW_PG_MAJOR" -ge 16 ]; then
+    read -r p f < <(perl -MTAP::Parser -e 'my $t = TAP::Parser->new({ tap => join("", <STDIN>) });
+      my ($p, $f) = (0, 0);
+      while (my $r = $t->next) { $r->is_test and ($r->is_ok ? $p++ : $f++) }
+      $f++ if !$f && ($t->parse_errors || !$t->plan);
+      print "$p $f\n"' <<<"$3")
+  else
+    p=$(grep -cE '^(test +| +)?[^ ]+ +\.\.\. ok' <<<"$3")
+    f=$(grep -cE '\.\.\. FAILED' <<<"$3")
+  fi
+  [ "$2" -ne 0 ] && [ "${f:-0}" -eq 0 ] && f=1
+  record "$1" "${p:-0}" "${f:-1}"
 }
 
 step_installcheck() {
@@ -154,7 +165,7 @@ shellcheck_step() {  # the shell that remains: clean under shellcheck
 
 layers_step() {  # includes along docs/architecture.md's layers, a PostgreSQL-free core, short files
   local out
-  if out=$("$PSW_ROOT/tools/check_layers.sh" "$("$PG_CONFIG" --includedir-server)" 2>&1); then
+  if out=$("$PSW_ROOT/tools/check_layers.pl" "$("$PG_CONFIG" --includedir-server)" 2>&1); then
     record layers 1 0
   else
     echo "$out" | head -40; record layers 0 1
@@ -162,7 +173,7 @@ layers_step() {  # includes along docs/architecture.md's layers, a PostgreSQL-fr
 }
 
 # The release library (make without PSW_TEST_HOOKS, as packages build it)
-# exports no test entry point (tools/check_exports.sh): built from a copy of
+# exports no test entry point (tools/check_exports.pl): built from a copy of
 # the sources in build/release-NN, whose objects stay for the next run.
 step_release_symbols() {
   local dir=$PSW_BUILD/release-$PSW_PG_MAJOR out
@@ -174,7 +185,7 @@ step_release_symbols() {
            pg_stat_waits.so >/dev/null; }; then
     record release-symbols 0 1; return
   fi
-  if out=$("$PSW_ROOT/tools/check_exports.sh" "$dir/pg_stat_waits.so" 2>&1); then
+  if out=$("$PSW_ROOT/tools/check_exports.pl" "$dir/pg_stat_waits.so" 2>&1); then
     record release-symbols 1 0
   else
     echo "$out" | head -40; record release-symbols 0 1
@@ -237,4 +248,21 @@ run_bench() {
   # PSW_BENCH_KEEP=1 keeps the raw figures and chunks for a look.
   if [ -n "${PSW_BENCH_KEEP:-}" ]; then log "bench: scratch kept in $PSW_BENCH_DIR"; else rm -rf "$PSW_BENCH_DIR"; fi
   return $rc
+}
+
+# run_tool SCRIPT [ARGS...]: ./run demo and ./run screenshots, Perl on
+# PostgreSQL::Test::Cluster (tools/demo/), run like the tests: from the work
+# tree as the cluster user, the staged bindir first in PATH, PostgreSQL's
+# test modules and pg_regress (next to the staged PGXS) as PGXS gives them to
+# the tests, test/perl in PERL5LIB. Its first argument is a directory of its
+# own, $PSW_STAGE/demo (emptied first): the node, its log and what the tool
+# writes.
+run_tool() {
+  local dir=$PSW_STAGE/demo script=$1 src; shift
+  prepare_work_tree || die "cannot copy the tree for $script"
+  rm -rf "$dir"; mkdir -p "$dir"
+  [ "$(id -u)" -eq 0 ] && chown "$PSW_OS_USER" "$dir"
+  src=$(dirname "$(dirname "$("$PSW_STAGED_PG_CONFIG" --pgxs)")")   # .../lib/pgxs/src
+  (cd "$dir" && as_os_user env PATH="$PSW_BINDIR:$PATH" TESTDIR="$dir" PG_REGRESS="$src/test/regress/pg_regress" \
+     PERL5LIB="$src/test/perl:$PSW_WORK/test/perl" perl "$PSW_WORK/$script" "$dir" "$@")
 }

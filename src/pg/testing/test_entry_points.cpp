@@ -6,7 +6,7 @@
 // Compiled only into a test build (make PSW_TEST_HOOKS=1, as ./run test and
 // ./run bench build): the release library exports none of them, and the
 // sampler's fault check and the lookup counters they read are compiled out
-// with them (tools/check_exports.sh checks the release library's exports).
+// with them (tools/check_exports.pl checks the release library's exports).
 #include <time.h>
 #include <unistd.h>
 
