@@ -18,7 +18,7 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 
 our @EXPORT =
-  qw(psw_node psw_long psw_run_checks psw_report_bin psw_session backend_pid lock_and_block sql send_sql finish_sql wait_until wait_for_state);
+  qw(psw_node psw_long psw_report_bin psw_session backend_pid lock_and_block sql send_sql finish_sql wait_until wait_for_state);
 
 # psw_node(NAME, conf => [lines], preload => '...', init => {...},
 #          start => 0|1, extensions => 0|1): a new node that preloads
@@ -62,24 +62,6 @@ sub psw_report_bin
 		return "$d/pg_stat_waits_report" if -x "$d/pg_stat_waits_report";
 	}
 	return undef;
-}
-
-# psw_run_checks([command...], MIN): runs a checking script that prints one
-# TAP line per check ("ok - ..." / "not ok - ..."); each becomes an assertion
-# here, and one more asserts that it ran at least MIN checks.
-sub psw_run_checks
-{
-	my ($cmd, $min) = @_;
-	my ($out, $err) = ('', '');
-	IPC::Run::run($cmd, '>', \$out, '2>', \$err);
-	my $n = 0;
-	for my $line (split /\n/, $out)
-	{
-		if ($line =~ /^(ok|not ok) - (.*)$/) { ok($1 eq 'ok', $2); $n++; }
-		else { note($line); }
-	}
-	cmp_ok($n, '>=', $min, "@$cmd ran its checks ($n)") or diag($err);
-	return $n;
 }
 
 # psw_session(NODE, SQL...): a psql session (one backend for its whole life)
