@@ -11,6 +11,7 @@ use strict;
 use warnings;
 use PswBench;
 use PswBench::Callgrind;
+use PswBench::CallgrindProfile;
 use PswBench::CallgrindRender;
 use Test::More;
 

@@ -42,12 +42,15 @@ my $pause = sub {
 	system(cg_bin('pgbench') . " -n -h '$sock' -p $port -U postgres -f '$sock/pause.sql' -t $k postgres >/dev/null 2>&1");
 };
 
-# The unit size runs each client once, on the timing configuration (its
-# breakdown by function included) for psql and the baseline for pgbench.
+# The unit size starts one postmaster (most of its time under valgrind):
+# the paused client on the timing configuration, breakdown by function
+# included.
 my %plan = (
-	callgrind_socket => [ $psql, $smoke ? ('psw_timing') : @BENCH_CONFIGS[ 1 .. $#BENCH_CONFIGS ] ],
-	callgrind_pause => [ $pause, $smoke ? () : @BENCH_CONFIGS[ 1 .. $#BENCH_CONFIGS ] ]);
-for my $section (qw(callgrind_socket callgrind_pause))
+	callgrind_socket => [ $psql, @BENCH_CONFIGS[ 1 .. $#BENCH_CONFIGS ] ],
+	callgrind_pause => [
+		$pause, $smoke ? (cfg_available('psw_timing') ? 'psw_timing' : 'none_qid') : @BENCH_CONFIGS[ 1 .. $#BENCH_CONFIGS ]
+	]);
+for my $section ($smoke ? qw(callgrind_pause) : qw(callgrind_socket callgrind_pause))
 {
 	my ($client, @cfgs) = @{ $plan{$section} };
 	note("$section: per-statement instructions of a client backend (callgrind, N=$n and 2N)");
@@ -56,7 +59,7 @@ for my $section (qw(callgrind_socket callgrind_pause))
 	my %v;
 	if ($smoke)
 	{
-		my $cfg = @cfgs ? $cfgs[0] : 'none_qid';
+		my $cfg = $cfgs[0];
 		$v{$cfg} = $slope->($cfg, '');
 		metric($section, $cfg, 'instr_per_stmt', $v{$cfg}, 'instr');
 	}
@@ -74,7 +77,7 @@ for my $section (qw(callgrind_socket callgrind_pause))
 }
 if (cfg_available('psw_timing'))
 {
-	ok(grep({ $_->[0] eq 'callgrind_socket_self' && $_->[1] eq 'psw_timing' } metrics()),
+	ok(grep({ $_->[0] eq 'callgrind_pause_self' && $_->[1] eq 'psw_timing' } metrics()),
 		'timing over a socket: breakdown by function recorded');
 }
 

@@ -10,6 +10,7 @@ use warnings;
 use File::Path qw(make_path remove_tree);
 use PswBench;
 use PswBench::Callgrind;
+use PswBench::CallgrindProfile;
 use PswBench::CallgrindRender;
 use Test::More;
 
@@ -98,8 +99,7 @@ sub pgbench_slope
 	return undef unless defined $count{$n} && defined $count{ 2 * $n };
 	cg_allocator_metrics('callgrind_pgbench', $cfg, $n, $file{$n}, $file{ 2 * $n }, $suffix);
 	cg_breakdown_files('callgrind_pgbench_self', $cfg, $n, $file{$n}, $file{ 2 * $n }) if $cfg eq 'psw_timing';
-	my $s = (defined $count{$n} && defined $count{ 2 * $n }) ? ($count{ 2 * $n } - $count{$n}) / $n : undef;
-	return defined $s ? sprintf('%.1f', $s) : undef;
+	return cg_slope($count{$n}, $count{ 2 * $n }, $n);
 }
 
 note("instructions per pgbench transaction (callgrind, tpcb-like, N=$n and 2N)");
