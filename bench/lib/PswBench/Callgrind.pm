@@ -126,6 +126,18 @@ sub cg_input
 	return $f;
 }
 
+# cg_env(): the whole environment of a measured postgres. Its size moved
+# the counts: the same pgbench transaction measured up to ~2,000
+# instructions apart when launched from different shells (the environment
+# sits at the top of the stack and shifts where everything below it lands,
+# and alignment-dependent libc routines take other paths). A fixed, small
+# environment, like a service manager's, makes the figures independent of
+# who launches the harness. LD_BIND_NOW: see cg_count.
+sub cg_env
+{
+	return (PATH => $ENV{PATH}, LANG => 'C', LD_BIND_NOW => 1);
+}
+
 # cg_count(DATADIR, INPUT, OUTFILE, ARGS...): instructions postgres --single
 # executes reading INPUT; the profile goes to OUTFILE (/dev/null drops it).
 sub cg_count
@@ -143,7 +155,7 @@ sub cg_count
 	# loaded machine) is time-dependent work; the full run shows it by
 	# repeating the baseline.
 	my $err = '';
-	local $ENV{LD_BIND_NOW} = 1;
+	local %ENV = cg_env();
 	IPC::Run::run([ @VALGRIND, "--callgrind-out-file=$outfile", cg_bin('postgres'), '--single', '-D', $datadir, @args,
 			'postgres' ],
 		'<', $input, '>', '/dev/null', '2>', \$err);
@@ -247,7 +259,7 @@ sub cg_postmaster_start
 		open STDIN, '<', '/dev/null';
 		open STDOUT, '>', "$dir/log";
 		open STDERR, '>&', \*STDOUT;
-		$ENV{LD_BIND_NOW} = 1;
+		%ENV = cg_env();
 		# not exit: the parent's END blocks must not run in the child
 		exec { $cmd[0] } @cmd or POSIX::_exit(127);
 	}
