@@ -148,12 +148,12 @@ sub record_raw
 	return;
 }
 
-# The table "big" of ROWS rows on a node of CONFIG (track_io_timing on,
+# The table "big" of ROWS rows on node NAME of CONFIG (track_io_timing on,
 # synchronous reads on 18+, so that DataFileRead is the read itself).
 sub acc_node
 {
-	my ($cfg, $ext, %o) = @_;
-	my $node = bench_node('acc', $cfg, init => $o{init},
+	my ($name, $cfg, $ext, %o) = @_;
+	my $node = bench_node($name, $cfg, init => $o{init},
 		conf => [ 'shared_buffers = 16MB', 'autovacuum = off', 'track_io_timing = on',
 			($major >= 18 ? 'io_method = sync' : ()), @{ $o{conf} // [] } ]);
 	$node->safe_psql('postgres', "CREATE EXTENSION $ext");
@@ -166,7 +166,9 @@ sub acc_node
 my $hold = $t + 0.4;
 for my $tool (@tools)
 {
-	my $node = $tool eq 'psw' ? acc_node('psw_timing', 'pg_stat_waits') : acc_node('pg_wait_sampling', 'pg_wait_sampling');
+	my $node = $tool eq 'psw'
+	  ? acc_node('acc', 'psw_timing', 'pg_stat_waits')
+	  : acc_node('acc', 'pg_wait_sampling', 'pg_wait_sampling');
 	for my $c (@cases)
 	{
 		my ($kase, $ty, $ev) = @$c;
@@ -212,7 +214,7 @@ if ($major >= 18 && grep({ $_ eq 'psw' } @tools) && $timing)
 	@variants = ($variants[1]) if bench_mode() eq 'smoke';
 	for my $v (@variants)
 	{
-		my $node = acc_node('psw_timing', 'pg_stat_waits', init => $v->[3], conf => $v->[4]);
+		my $node = acc_node("acc_$v->[0]", 'psw_timing', 'pg_stat_waits', init => $v->[3], conf => $v->[4]);
 		for my $r (1 .. $reps)
 		{
 			acc_reset($node, 'psw');
