@@ -126,13 +126,14 @@ sub cg_input
 	return $f;
 }
 
-# cg_env(): the whole environment of a measured postgres. Its size moved
-# the counts: the same pgbench transaction measured up to ~2,000
-# instructions apart when launched from different shells (the environment
-# sits at the top of the stack and shifts where everything below it lands,
-# and alignment-dependent libc routines take other paths). A fixed, small
-# environment, like a service manager's, makes the figures independent of
-# who launches the harness. LD_BIND_NOW: see cg_count.
+# cg_env(): the whole environment of a measured postgres, the same for
+# whoever launches the harness. The environment sits at the top of the
+# stack, so its size shifts where everything below it lands, and
+# alignment-dependent libc routines take other paths: while porting the
+# harness, a timed pgbench transaction measured between +1,650 and +3,800
+# instructions over the baseline as the launching environment changed. A
+# fixed, small environment (like a service manager's) takes that out of
+# the comparison between runs. LD_BIND_NOW: see cg_count.
 sub cg_env
 {
 	return (PATH => $ENV{PATH}, LANG => 'C', LD_BIND_NOW => 1);
