@@ -12,7 +12,8 @@
 #
 # The first form writes OUT/latest.md for PostgreSQL 15, latest-NN.md for
 # another major (+ .tsv and -scaling_*.svg); a quick or smoke run, or one of
-# some sections (--only), writes quick*.md instead, which is not committed:
+# some sections (--only), or one where a section failed (--failed), writes
+# quick*.md instead, which is not committed:
 # a latest report is always a full run. After a latest report, and in the
 # second form, the README's benchmark table is rewritten from OUT's latest
 # reports, so that no figure in the README is typed by hand.
@@ -34,11 +35,11 @@ my %opt = (
 	only => $ENV{PSW_BENCH_ONLY} // '',
 	command => './run bench',
 	seconds => 0);
-GetOptions(\%opt, 'dir=s', 'out=s', 'pg=s', 'command=s', 'seconds=i', 'mode=s', 'only=s', 'readme=s')
+GetOptions(\%opt, 'dir=s', 'out=s', 'pg=s', 'command=s', 'seconds=i', 'mode=s', 'only=s', 'readme=s', 'failed')
   && $opt{out}
   && ($opt{dir} || $opt{readme})
   or die "usage: $0 --dir SCRATCH --out RESULTS [--pg NN] [--command CMD] [--seconds S]\n"
-  . "           [--mode full|quick|smoke] [--only LIST] [--readme README]\n"
+  . "           [--mode full|quick|smoke] [--only LIST] [--failed] [--readme README]\n"
   . "       $0 --out RESULTS --readme README\n";
 
 # The checkout whose commit the report names.
@@ -377,7 +378,8 @@ sub write_report
 	my ($dir, $out) = @opt{qw(dir out)};
 	chomp(my $pgv = `'${\ bindir()}/postgres' --version`);
 	my $major = $opt{pg} // ($pgv =~ /\) (\d+)/ ? $1 : 15);
-	my $name = ($opt{mode} ne 'full' || $opt{only} ne '') ? 'quick' : 'latest';
+	# A run in which a section failed never replaces a latest report.
+	my $name = ($opt{mode} ne 'full' || $opt{only} ne '' || $opt{failed}) ? 'quick' : 'latest';
 	$name .= "-$major" unless $major eq '15';
 	mkdir $out unless -d $out;
 
@@ -398,6 +400,7 @@ sub write_report
 	my $interposed = $feat->{interposed} // '';
 
 	my $mode = $opt{mode} eq 'full' ? '' : " ($opt{mode} mode)";
+	$mode .= ' (a section failed: incomplete)' if $opt{failed};
 	my $text = "# pg_stat_waits benchmarks$mode\n\n"
 	  . '- **Machine:** ' . machine() . "\n"
 	  . "- **PostgreSQL:** $pgv; pg_wait_sampling $pgws; pg_stat_statements from the same contrib\n"

@@ -242,9 +242,12 @@ run_bench() {
   export PSW_BENCH_DIR PSW_BENCH_MODE PSW_BENCH_ONLY
   work_make prove_installcheck PROVE_TESTS='bench/t/*.pl' PROVE_FLAGS="-I bench/lib"
   rc=$?
+  # A run with a failed section is rendered, but never as a latest report.
+  local failed=()
+  [ "$rc" -eq 0 ] || failed=(--failed)
   perl "$PSW_ROOT/bench/report.pl" --dir "$PSW_BENCH_DIR" --out "$PSW_ROOT/bench/results" \
     --pg "$PSW_PG_MAJOR" --command "$cmd" --seconds $((SECONDS - t0)) --mode "$PSW_BENCH_MODE" \
-    --only "$PSW_BENCH_ONLY" --readme "$PSW_ROOT/README.md" || rc=1
+    --only "$PSW_BENCH_ONLY" "${failed[@]+"${failed[@]}"}" --readme "$PSW_ROOT/README.md" || rc=1
   # PSW_BENCH_KEEP=1 keeps the raw figures and chunks for a look.
   if [ -n "${PSW_BENCH_KEEP:-}" ]; then log "bench: scratch kept in $PSW_BENCH_DIR"; else rm -rf "$PSW_BENCH_DIR"; fi
   return $rc
