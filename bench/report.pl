@@ -19,7 +19,8 @@
 # reports, so that no figure in the README is typed by hand.
 #
 # ./run bench runs it as root outside prove, without PostgreSQL's test
-# modules: it reads the TSV files itself rather than through PswBench.
+# modules: it reads the TSV files through PswBench::Figures, which the
+# sections' PswBench reads them with too.
 use strict;
 use warnings;
 use File::Basename qw(basename dirname);
@@ -27,6 +28,8 @@ use File::Copy qw(copy);
 use File::Temp qw(tempdir);
 use FindBin;
 use Getopt::Long;
+use lib "$FindBin::RealBin/lib";
+use PswBench::Figures;
 use List::Util qw(max);
 use POSIX qw(strftime uname);
 
@@ -57,66 +60,6 @@ else
 }
 exit 0;
 
-# ------------------------------------------------------------ raw figures
-
-sub slurp
-{
-	my ($file) = @_;
-	open my $fh, '<', $file or return '';
-	local $/;
-	my $text = <$fh>;
-	return $text // '';
-}
-
-# read_metrics(FILE): its rows, [section, config, param, value, unit, note].
-sub read_metrics
-{
-	my @rows;
-	for my $line (grep { $_ ne '' } split /\n/, slurp($_[0]))
-	{
-		my @f = split /\t/, $line, 6;
-		push @f, '' while @f < 6;
-		push @rows, \@f;
-	}
-	return \@rows;
-}
-
-# get(ROWS, SECTION, CONFIG, PARAM): the last value recorded, as written
-# ("NA" included; the checks tell it apart), '' when none.
-sub get
-{
-	my ($rows, $section, $cfg, $param) = @_;
-	my $v = '';
-	for my $m (@$rows)
-	{
-		$v = $m->[3] if $m->[0] eq $section && $m->[1] eq $cfg && $m->[2] eq $param;
-	}
-	return $v // '';
-}
-
-sub have { return defined $_[0] && $_[0] ne '' && $_[0] ne 'NA'; }
-
-sub fmt
-{
-	my ($v, $d) = @_;
-	return 'n/a' if !defined $v || $v eq '' || $v eq 'NA';
-	return sprintf('%.*f', $d // 1, $v);
-}
-
-# read_features(DIR): (value by feature, why not by feature) from
-# features.tsv, empty when no section asked.
-sub read_features
-{
-	my (%feat, %why);
-	for my $line (split /\n/, slurp("$_[0]/features.tsv"))
-	{
-		my ($f, $v, $why) = split /\t/, $line, 3;
-		$feat{$f} = $v;
-		$why{$f} = $why if defined $why && $why ne '';
-	}
-	return (\%feat, \%why);
-}
-
 # ------------------------------------------------------ acceptance checks
 
 sub row { return '| ' . join(' | ', @_) . " |\n"; }
@@ -135,8 +78,8 @@ sub verdict
 sub cg_check
 {
 	my ($rows, $name, $section, $param, $cfg, $kind, $limit, $why) = @_;
-	my $b = get($rows, $section, 'none_qid', $param);
-	my $v = get($rows, $section, $cfg, $param);
+	my $b = figure($rows, $section, 'none_qid', $param);
+	my $v = figure($rows, $section, $cfg, $param);
 	my $t = $kind eq 'pct' ? "≤ +$limit %" : "≤ +$limit instructions";
 	if (!have($b) || !have($v))
 	{
@@ -155,7 +98,7 @@ sub cg_check
 sub paired_check
 {
 	my ($rows, $name, $key, $limit, $why) = @_;
-	my ($r, $lo, $hi, $n) = split ' ', get($rows, 'paired', 'psw_timing', "tps ratio $key");
+	my ($r, $lo, $hi, $n) = split ' ', figure($rows, 'paired', 'psw_timing', "tps ratio $key");
 	return row($name, "≥ $limit", 'timing off, same pairs', '—',
 		'not available: ' . ($why || 'not measured'))
 	  unless have($r);
@@ -199,9 +142,9 @@ sub acceptance
 		"timing on / off: pgbench tpcb-like, scale 1, 16 clients (wait-heavy), $pairs",
 		'tpcb-like_s1_c16', 0.98, $tw);
 
-	my $a = get($rows, 'sampler_same', 'psw_sampling', 'idle backends=500');
-	my $b = get($rows, 'sampler_same', 'pg_wait_sampling', 'idle backends=500');
-	my $r = get($rows, 'sampler_same', 'psw_sampling', 'ratio idle backends=500');
+	my $a = figure($rows, 'sampler_same', 'psw_sampling', 'idle backends=500');
+	my $b = figure($rows, 'sampler_same', 'pg_wait_sampling', 'idle backends=500');
+	my $r = figure($rows, 'sampler_same', 'psw_sampling', 'ratio idle backends=500');
 	my $sname = 'sampler CPU, 500 idle backends: pg_stat_waits sampler / pg_wait_sampling collector, '
 	  . 'same windows';
 	if (!have($a) || !have($b) || !have($r))
@@ -218,10 +161,10 @@ sub acceptance
 	}
 
 	# Earlier checks that issue 56 does not restate.
-	my $none = get($rows, 'callgrind', 'none', 'instr_per_stmt');
-	my $pgws = get($rows, 'callgrind', 'pg_wait_sampling', 'instr_per_stmt');
-	my $psw = get($rows, 'callgrind', 'psw_sampling', 'instr_per_stmt');
-	$b = get($rows, 'callgrind', 'none_qid', 'instr_per_stmt');
+	my $none = figure($rows, 'callgrind', 'none', 'instr_per_stmt');
+	my $pgws = figure($rows, 'callgrind', 'pg_wait_sampling', 'instr_per_stmt');
+	my $psw = figure($rows, 'callgrind', 'psw_sampling', 'instr_per_stmt');
+	$b = figure($rows, 'callgrind', 'none_qid', 'instr_per_stmt');
 	my $hname = "sampling vs pg_wait_sampling: hooks' instructions / statement "
 	  . '(`postgres --single`, each over the server it runs on)';
 	if (have($pgws) && have($none) && have($psw) && have($b))
@@ -244,7 +187,7 @@ sub acceptance
 	# cache (which its host may still serve from memory) as its own row.
 	for my $case (qw(io_direct io))
 	{
-		my $v = get($rows, 'accuracy', 'psw', $case);
+		my $v = figure($rows, 'accuracy', 'psw', $case);
 		next if $v eq '';
 		my $label = 'exact DataFileRead vs track_io_timing (cold scan, '
 		  . ($case eq 'io_direct' ? 'direct I/O' : 'OS cache dropped') . ')';
@@ -259,8 +202,8 @@ sub acceptance
 			$d <= 5 && $d >= -5 ? 'met' : '**missed**');
 	}
 
-	my $idle = get($rows, 'sampler', 'psw_sampling', 'idle backends=1000');
-	my $busy = get($rows, 'sampler', 'psw_sampling', 'busy backends=1000');
+	my $idle = figure($rows, 'sampler', 'psw_sampling', 'idle backends=1000');
+	my $busy = figure($rows, 'sampler', 'psw_sampling', 'busy backends=1000');
 	my $cname = 'sampler CPU at 1000 backends (worse of idle, busy)';
 	if (!have($busy) || !have($idle))
 	{
@@ -310,7 +253,7 @@ sub scaling
 	{
 		my @v = map {
 			my $cfg = $_;
-			map { get($rows, 'sampler', $cfg, "$_ backends=$k") } qw(idle busy)
+			map { figure($rows, 'sampler', $cfg, "$_ backends=$k") } qw(idle busy)
 		} qw(psw_sampling pg_wait_sampling);
 		next unless grep { have($_) } @v;
 		$dat .= join(' ', $k, map { $_ eq '' || $_ eq 'NA' ? 'NaN' : $_ } @v) . "\n";
@@ -338,8 +281,8 @@ EOF
 	$dat = '';
 	for my $k (100, 500, 1000)
 	{
-		my $a = get($rows, 'callgrind_scaling', 'none', "max_connections=$k");
-		my $b = get($rows, 'callgrind_scaling', 'psw_sampling', "max_connections=$k");
+		my $a = figure($rows, 'callgrind_scaling', 'none', "max_connections=$k");
+		my $b = figure($rows, 'callgrind_scaling', 'psw_sampling', "max_connections=$k");
 		$dat .= "$k $a $b\n" if have($a) && have($b);
 	}
 	if ($dat ne '')
@@ -384,7 +327,7 @@ sub write_report
 	mkdir $out unless -d $out;
 
 	my $rows = read_metrics("$dir/metrics.tsv");
-	my ($feat, $why) = read_features($dir);
+	my ($feat, $why) = read_features("$dir/features.tsv");
 	my $tmp = tempdir('pgsw-report.XXXXXX', TMPDIR => 1, CLEANUP => 1);
 	my %chunk = map { basename($_, '.md') => slurp($_) } glob("$dir/[0-9]*.md");
 	$chunk{'05_acceptance'} = acceptance($rows, $why);

@@ -21,6 +21,7 @@ use Exporter 'import';
 use IPC::Run;
 use List::Util qw(sum);
 use PostgreSQL::Test::Cluster;
+use PswBench::Figures qw(read_metrics read_features figure have fmt);
 use PostgreSQL::Test::Utils;
 use Test::More;
 
@@ -162,12 +163,9 @@ sub _features
 	my $file = bench_dir() . '/features.tsv';
 	if (-f $file)
 	{
-		for my $line (split /\n/, slurp_file($file))
-		{
-			my ($f, $v, $why) = split /\t/, $line, 3;
-			$FEAT{$f} = $v;
-			$WHY{$f} = $why if defined $why && $why ne '';
-		}
+		my ($feat, $why) = read_features($file);
+		%FEAT = %$feat;
+		%WHY = %$why;
 		return;
 	}
 	_detect_features();
@@ -268,22 +266,15 @@ sub metric
 # unit, note] rows.
 sub metrics
 {
-	my $file = bench_dir() . '/metrics.tsv';
-	return () unless -f $file;
-	return map { [ split /\t/, $_, 6 ] } grep { $_ ne '' } split /\n/, slurp_file($file);
+	return @{ read_metrics(bench_dir() . '/metrics.tsv') };
 }
 
 # metric_get(SECTION, CONFIG, PARAM): the last value recorded, or undef
 # (also for NA).
 sub metric_get
 {
-	my ($section, $cfg, $param) = @_;
-	my $v;
-	for my $m (metrics())
-	{
-		$v = $m->[3] if $m->[0] eq $section && $m->[1] eq $cfg && $m->[2] eq $param;
-	}
-	return defined $v && $v ne 'NA' ? $v : undef;
+	my $v = figure(read_metrics(bench_dir() . '/metrics.tsv'), @_);
+	return have($v) ? $v : undef;
 }
 
 # md(CHUNK, TEXT...): appends markdown to the report chunk CHUNK (e.g.
@@ -295,14 +286,6 @@ sub md
 	print $fh @text;
 	close $fh;
 	return;
-}
-
-# fmt(VALUE, DECIMALS): the number rounded, "n/a" for undef/NA.
-sub fmt
-{
-	my ($v, $d) = @_;
-	return 'n/a' if !defined $v || $v eq '' || $v eq 'NA';
-	return sprintf('%.*f', $d // 1, $v);
 }
 
 # -------------------------------------------------------------- statistics
