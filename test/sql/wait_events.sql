@@ -1,6 +1,7 @@
 -- The wait-event catalog pg_stat_waits measured from the server at start:
 -- every event it lists has a real, unique name (per-class counts differ by
--- release: wait_events_1.out is PostgreSQL 18's, wait_events_2.out 19's).
+-- release: wait_events.out is PostgreSQL 15's, wait_events_1.out 18's,
+-- wait_events_2.out 19's, wait_events_3.out 16's, wait_events_4.out 17's).
 -- (pg_stat_statements' LWLock tranche is left out: it is listed only when
 -- that library is preloaded too.)
 SELECT wait_event_type, count(*) AS events

@@ -1,4 +1,5 @@
-# A bounded fuzz run (./run test --long): sqlsmith sends random queries over
+# A bounded fuzz run (./run test --long, or any run that sets
+# PSW_SQLSMITH_SECONDS, as CI does on the assertion-enabled 19): sqlsmith sends random queries over
 # the whole catalog, the functions and views of pg_stat_waits and
 # pg_wait_sampling_compat included, to a server that samples and times
 # everything (timing on, track = all, sample_idle on) while pgbench runs
@@ -18,7 +19,8 @@ use Test::More;
 use IPC::Run;
 use PswTest;
 
-plan skip_all => 'the sqlsmith fuzz run runs only with PSW_LONG=1' unless psw_long();
+plan skip_all => 'the sqlsmith fuzz run runs only with PSW_LONG=1 or PSW_SQLSMITH_SECONDS set'
+  unless psw_long() || $ENV{PSW_SQLSMITH_SECONDS};
 
 my $seconds = $ENV{PSW_SQLSMITH_SECONDS} // 600;
 my $queries = $ENV{PSW_SQLSMITH_QUERIES} // 50000;

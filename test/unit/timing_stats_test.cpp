@@ -327,10 +327,13 @@ TEST(QueryTable, EvictionSparesKeysInUse) {
 TEST(QueryTable, ConcurrentEvictionNeverMixesKeys) {
     TableMem m(128);
     std::atomic<bool> stop{false};
+    // Writers go on until the evictor has run a while beside them: on a
+    // loaded machine the evictor's thread may start only after 60,000 adds.
+    std::atomic<int> evict_steps{0};
     std::vector<std::thread> th;
     for (int t = 0; t < 3; t++)
         th.emplace_back([&, t] {
-            for (uint64_t i = 0; i < 60000; i++) {
+            for (uint64_t i = 0; i < 60000 || (evict_steps.load() < 200 && i < 60000000); i++) {
                 uint64_t q = (i * 7 + static_cast<uint64_t>(t)) % 400 + 1;
                 // calls = q and ns = 1000 q: an entry of key q always has
                 // calls a multiple of q and ns = 1000 × calls.
@@ -338,7 +341,10 @@ TEST(QueryTable, ConcurrentEvictionNeverMixesKeys) {
             }
         });
     std::thread evictor([&] {
-        while (!stop.load()) m.t->evict_step(64, 32);
+        while (!stop.load()) {
+            m.t->evict_step(64, 32);
+            evict_steps.fetch_add(1);
+        }
     });
     for (auto &x : th) x.join();
     stop = true;

@@ -35,13 +35,16 @@ PSW_PACKAGES_PGSRC=(bzip2 gcc make bison flex perl libicu-dev liburing-dev zlib1
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# psw_select_pg [--pg N] [args...]: sets PG_CONFIG from --pg 15|18|19 or the
-# environment (PG_CONFIG=...; default: Debian's 15); the remaining arguments
-# are left in PSW_ARGS. 18 and 19 are built once from the pinned sources into
-# a cache.
+# psw_select_pg [--pg N] [args...]: sets PG_CONFIG from --pg 15|16|17|18|19
+# or the environment (PG_CONFIG=...; default: Debian's 15); the remaining
+# arguments are left in PSW_ARGS. 16 to 19 are built once from the pinned
+# sources into a cache. 19 is built with assertions (--enable-cassert) for
+# every command but ./run bench (PSW_PG_CASSERT=0 there), which measures the
+# release build: a misuse of PostgreSQL's APIs then fails a test, not a
+# server in production.
 psw_select_pg() {
   PSW_ARGS=()
-  local want=""
+  local want="" build_args=()
   while [ $# -gt 0 ]; do
     case "$1" in
       --pg) want=${2:?--pg needs a version}; shift 2 ;;
@@ -52,18 +55,23 @@ psw_select_pg() {
   case "$want" in
     "") ;;
     15) PG_CONFIG=$PSW_PG15_CONFIG ;;
-    18|19) ensure_packages "${PSW_PACKAGES_PGSRC[@]}"
-        PG_CONFIG=$("$PSW_ROOT/tools/pg/build_postgres.sh" "$want") || die "PostgreSQL $want could not be built"
+    16|17|18|19) ensure_packages "${PSW_PACKAGES_PGSRC[@]}"
+        [ "$want" = 19 ] && [ "${PSW_PG_CASSERT:-1}" = 1 ] && build_args=(--cassert)
+        PG_CONFIG=$("$PSW_ROOT/tools/pg/build_postgres.sh" "${build_args[@]+"${build_args[@]}"}" "$want") \
+          || die "PostgreSQL $want could not be built"
         # Its build tree keeps PostgreSQL's own regression suite (built), which
         # test/t/700_postgres_regress.pl runs against a preloading server.
         PSW_PG_REGRESS_DIR=$(dirname "$(dirname "$(dirname "$PG_CONFIG")")")/src/src/test/regress
         export PSW_PG_REGRESS_DIR ;;
-    *) die "--pg takes 15, 18 or 19 (or set PG_CONFIG=/path/to/pg_config for another installation)" ;;
+    *) die "--pg takes 15, 16, 17, 18 or 19 (or set PG_CONFIG=/path/to/pg_config for another installation)" ;;
   esac
   [ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG"
   PSW_PG_MAJOR=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
-  PSW_STAGE=$PSW_BUILD/stage-$PSW_PG_MAJOR
-  export PG_CONFIG PSW_PG_MAJOR PSW_STAGE
+  # The assertion build stages apart from the release build of its major.
+  PSW_STAGE_NAME=stage-$PSW_PG_MAJOR
+  grep -q -- '--enable-cassert' <<<"$("$PG_CONFIG" --configure)" && PSW_STAGE_NAME+=-cassert
+  PSW_STAGE=$PSW_BUILD/$PSW_STAGE_NAME
+  export PG_CONFIG PSW_PG_MAJOR PSW_STAGE PSW_STAGE_NAME
   log "PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2) ($PG_CONFIG)"
 }
 
@@ -108,13 +116,14 @@ as_os_user() {
 stage_postgres() {
   local bindir libdir sharedir d
   PSW_PG_MAJOR=${PSW_PG_MAJOR:-$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')}
-  PSW_STAGE=${PSW_STAGE:-$PSW_BUILD/stage-$PSW_PG_MAJOR}
+  PSW_STAGE_NAME=${PSW_STAGE_NAME:-stage-$PSW_PG_MAJOR}
+  PSW_STAGE=${PSW_STAGE:-$PSW_BUILD/$PSW_STAGE_NAME}
   bindir=$("$PG_CONFIG" --bindir); libdir=$("$PG_CONFIG" --pkglibdir); sharedir=$("$PG_CONFIG" --sharedir)
   # The cluster user must reach the staged binaries: a checkout under a
   # private directory (e.g. /root) gets its stage under /var/tmp instead.
   mkdir -p "$PSW_STAGE"
   if [ "$(id -u)" -eq 0 ] && ! runuser -u "$PSW_OS_USER" -- test -x "$PSW_STAGE" 2>/dev/null; then
-    PSW_STAGE=/var/tmp/pg_stat_waits-stage-$PSW_PG_MAJOR-$(printf '%s' "$PSW_ROOT" | md5sum | cut -c1-12)
+    PSW_STAGE=/var/tmp/pg_stat_waits-$PSW_STAGE_NAME-$(printf '%s' "$PSW_ROOT" | md5sum | cut -c1-12)
     mkdir -p "$PSW_STAGE"
     log "checkout not readable by $PSW_OS_USER: staging PostgreSQL in $PSW_STAGE"
   fi
@@ -130,6 +139,9 @@ stage_postgres() {
   PSW_BINDIR=$PSW_STAGE$bindir
   PSW_STAGED_PG_CONFIG=$PSW_BINDIR/pg_config
   export PSW_BINDIR PSW_STAGE PSW_STAGED_PG_CONFIG
+  # Where this stage's pg_config is, for tests that start a node of another
+  # major beside their own (psw_other_stages in test_runner.sh).
+  echo "$PSW_STAGED_PG_CONFIG" >"$PSW_BUILD/$PSW_STAGE_NAME.pg_config"
   chmod -R a+rX "$PSW_STAGE"
   chmod a+rX "$PSW_BUILD" 2>/dev/null || true
 }

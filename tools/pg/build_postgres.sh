@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds a PostgreSQL major from its pinned source tarball into a cache
 # outside the checkout and prints the path of its pg_config.
-#   tools/pg/build_postgres.sh MAJOR [SRC_DIR]
-# MAJOR is 18 (Debian's postgresql-18_*.orig.tar.bz2) or 19 (a git export of
-# REL_19_STABLE, postgresql-19*.src.tar.bz2). SRC_DIR holds the tarballs
+#   tools/pg/build_postgres.sh [--cassert] MAJOR [SRC_DIR]
+# MAJOR is 16, 17 or 19 (git exports of REL_NN_STABLE,
+# postgresql-NN*.src.tar.bz2) or 18 (Debian's postgresql-18_*.orig.tar.bz2).
+# --cassert builds with --enable-cassert (assertions on, as PostgreSQL's
+# buildfarm runs), into a cache key of its own. SRC_DIR holds the tarballs
 # (default: $PSW_PG_SRC, else ../shared/pg-src next to the checkout or, in a
 # linked git worktree, next to its main checkout). Each tarball's sha256 is
 # checked against tools/pg/sources.sha256 before anything is unpacked. The
@@ -12,7 +14,9 @@
 # /var/cache/pg_stat_waits).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-major=${1:?usage: build_postgres.sh MAJOR [SRC_DIR]}
+cassert=""
+if [ "${1:-}" = --cassert ]; then cassert=--enable-cassert; shift; fi
+major=${1:?usage: build_postgres.sh [--cassert] MAJOR [SRC_DIR]}
 src_dir=${2:-${PSW_PG_SRC:-$root/../shared/pg-src}}
 # A linked git worktree looks next to its main checkout too.
 if [ ! -d "$src_dir" ] && common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
@@ -21,9 +25,10 @@ fi
 cache=${PSW_PG_CACHE:-/var/cache/pg_stat_waits}
 
 case "$major" in
+  16|17) pattern="postgresql-$major.*.src.tar.bz2" ;;
   18) pattern='postgresql-18_*.orig.tar.bz2' ;;
   19) pattern='postgresql-19*.src.tar.bz2' ;;
-  *) echo "no pinned source for PostgreSQL $major (18 or 19)" >&2; exit 1 ;;
+  *) echo "no pinned source for PostgreSQL $major (16, 17, 18 or 19)" >&2; exit 1 ;;
 esac
 tarball=$(find "$src_dir" -maxdepth 1 -name "$pattern" 2>/dev/null | sort | tail -1)
 if [ -z "$tarball" ]; then echo "no PostgreSQL $major source in $src_dir" >&2; exit 1; fi
@@ -36,7 +41,7 @@ fi
 
 version=$(printf '%s' "$name" | sed -e 's/^postgresql-[0-9]*_\(.*\)\.orig\.tar\.bz2$/\1/' \
   -e 's/^postgresql-\(.*\)\.src\.tar\.bz2$/\1/')
-key=pg-$version-${have:0:12}
+key=pg-$version-${have:0:12}${cassert:+-cassert}
 prefix=$cache/$key/install
 build=$cache/$key/src
 if [ -f "$cache/$key/.done" ]; then echo "$prefix/bin/pg_config"; exit 0; fi
@@ -56,10 +61,13 @@ mkdir -p "$build"
 tar -xjf "$tarball" -C "$build" --strip-components=1
 cd "$build"
 # --enable-tap-tests installs PostgreSQL::Test::Cluster into PGXS;
-# liburing gives io_method=io_uring. No -z now: like any from-source build
-# the binary is lazily bound with partial RELRO.
-./configure --prefix="$prefix" --enable-debug --enable-tap-tests --with-liburing --with-icu \
-  --without-readline CFLAGS='-O2 -g' >"$cache/$key/configure.log" 2>&1 \
+# liburing (18 and later) gives io_method=io_uring. No -z now: like any
+# from-source build the binary is lazily bound with partial RELRO.
+opts=(--enable-debug --enable-tap-tests --with-icu --without-readline)
+[ "$major" -ge 18 ] && opts+=(--with-liburing)
+[ -n "$cassert" ] && opts+=("$cassert")
+./configure --prefix="$prefix" "${opts[@]}" \
+  CFLAGS='-O2 -g' >"$cache/$key/configure.log" 2>&1 \
   || { tail -30 "$cache/$key/configure.log" >&2; exit 1; }
 jobs=$(nproc)
 {
