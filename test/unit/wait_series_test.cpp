@@ -42,12 +42,12 @@ std::set<Name> cpp_table() {
     return s;
 }
 
-// queries.yaml, found from this file's path (CMake compiles it by its
-// absolute path, in the checkout or in ./run's copy of it).
-std::string queries_yaml() {
+// A file of the checkout, found from this file's path (CMake compiles it by
+// its absolute path, in the checkout or in ./run's copy of it); "" if absent.
+std::string checkout_file(const std::string &path) {
     std::string here = __FILE__;
     std::string root = here.substr(0, here.rfind("/test/unit/"));
-    std::ifstream in(root + "/exporters/postgres_exporter/queries.yaml");
+    std::ifstream in(root + "/" + path);
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
@@ -122,7 +122,7 @@ TEST(WaitSeries, EveryNameOnceAndFoundByItsExactSpelling) {
 // Both wait_series queries of queries.yaml carry exactly the C++ table
 // (test/t/021_exporters.pl runs them on a server, so the SQL itself is real).
 TEST(WaitSeries, PostgresExporterQueriesRepeatTheTable) {
-    std::string yaml = queries_yaml();
+    std::string yaml = checkout_file("exporters/postgres_exporter/queries.yaml");
     ASSERT_FALSE(yaml.empty()) << "exporters/postgres_exporter/queries.yaml not found from " << __FILE__;
     auto tables = yaml_tables(yaml);
     EXPECT_EQ(tables.size(), 2u) << "pg_stat_waits_sampled and pg_stat_waits_timed";
@@ -138,5 +138,55 @@ TEST(WaitSeries, PostgresExporterQueriesRepeatTheTable) {
         for (const auto &n : sql)
             EXPECT_EQ(cpp.count(n), 1u) << kv.first << " has ('" << std::get<0>(n) << "', '" << std::get<1>(n) << "', '"
                                         << std::get<2>(n) << "'), wait_series.cpp does not";
+    }
+}
+
+// docs/exporters.md's mapping table lists every name of the C++ table, on the
+// side of the rename the table says, and nothing else.
+TEST(WaitSeries, DocsTableListsEveryName) {
+    std::string md = checkout_file("docs/exporters.md");
+    ASSERT_FALSE(md.empty()) << "docs/exporters.md not found from " << __FILE__;
+    using DocName = std::tuple<std::string, std::string, std::string, int, bool>;  // type, event, series, in, new
+    std::set<DocName> docs, cpp;
+    for (const auto &r : renamed_waits()) cpp.insert({r.type, r.event, r.series, r.renamed_in, r.new_name});
+    const std::regex row(R"(^\| `(\w+)` \| (\d+) \| (.*) \| (.*) \|$)"), name(R"(`(\w+)/(\w+)`)");
+    std::istringstream in(md);
+    std::string line;
+    std::smatch m;
+    while (std::getline(in, line)) {
+        if (!std::regex_match(line, m, row)) continue;
+        std::string series = m[1], before = m[3], after = m[4];
+        int in_release = std::stoi(m[2]);
+        for (const auto *side : {&before, &after})
+            for (std::sregex_iterator it(side->begin(), side->end(), name), end; it != end; ++it)
+                docs.insert({(*it)[1], (*it)[2], series, in_release, side == &after});
+    }
+    EXPECT_EQ(docs, cpp) << "docs/exporters.md's table of renamed waits differs from wait_series.cpp (" << docs.size()
+                         << " names there, " << cpp.size() << " here)";
+}
+
+// The dashboards' buffer panels select the buffer series by name, and the
+// panel of 17's renames leaves out exactly those: every wait_series regex
+// matcher (=~ or !~) of both dashboards lists 19's series and nothing else
+// (a pattern like buffer_.* would also take 17's buffer_io).
+TEST(WaitSeries, DashboardsSelectBufferWaitsByName) {
+    std::set<std::string> buffer_series;
+    for (const auto &r : renamed_waits())
+        if (r.renamed_in == 19) buffer_series.insert(r.series);
+    const std::regex matcher(R"re(wait_series(=~|!~)\\"([^\\"]*)\\")re");
+    for (const char *path :
+         {"exporters/grafana/pg_stat_waits.json", "exporters/postgres_exporter/grafana_dashboard.json"}) {
+        std::string json = checkout_file(path);
+        ASSERT_FALSE(json.empty()) << path << " not found from " << __FILE__;
+        int selects = 0, excludes = 0;
+        for (std::sregex_iterator it(json.begin(), json.end(), matcher), end; it != end; ++it) {
+            ((*it)[1] == "=~" ? selects : excludes)++;
+            std::set<std::string> named;
+            std::stringstream alternatives((*it)[2]);
+            for (std::string s; std::getline(alternatives, s, '|');) named.insert(s);
+            EXPECT_EQ(named, buffer_series) << path << ": " << (*it)[0];
+        }
+        EXPECT_EQ(selects, 2) << path << ": the buffer panel's sampled and exact queries";
+        EXPECT_EQ(excludes, 2) << path << ": the 17 renames panel's sampled and exact queries";
     }
 }
