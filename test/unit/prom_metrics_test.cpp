@@ -163,6 +163,25 @@ TEST(PromNames, DownTargetHasUpZeroAndReasonOnly) {
     EXPECT_FALSE(find(fs, "pg_stat_waits_sampled_seconds_total")) << "no stale data for a down target";
 }
 
+namespace {
+
+// event -> its wait_series label ("" without) in one family.
+std::map<std::string, std::string> series_of(const std::vector<prometheus::MetricFamily> &fs, const char *family) {
+    std::map<std::string, std::string> series;
+    for (const auto &m : find(fs, family)->metric) {
+        std::string type, event, ws;
+        for (const auto &l : m.label) {
+            if (l.name == "wait_event_type") type = l.value;
+            if (l.name == "wait_event") event = l.value;
+            if (l.name == "wait_series") ws = l.value;
+        }
+        series[type + "/" + event] = ws;
+    }
+    return series;
+}
+
+}  // namespace
+
 // Buffer waits keep one series across PostgreSQL 19's rename: 18's
 // LWLock/BufferContent and 19's Buffer/Buffer{Shared,ShareExclusive,Exclusive}
 // carry wait_series="buffer_content", BufferPin/BufferPin and
@@ -175,16 +194,7 @@ TEST(PromNames, RenamedBufferWaitsShareAWaitSeries) {
                {"", "LWLock", "BufferMapping", 1, 0.1, 0.1}, {"", "Lock", "transactionid", 1, 0.1, 0.1}};
     d.sampled = {{"client backend", "Buffer", "BufferExclusive", 10, 0.1}};
     auto fs = build_families("a", d, nullptr);
-    std::map<std::string, std::string> series;  // event -> wait_series ("" without)
-    for (const auto &m : find(fs, "pg_stat_waits_wait_seconds_total")->metric) {
-        std::string type, event, ws;
-        for (const auto &l : m.label) {
-            if (l.name == "wait_event_type") type = l.value;
-            if (l.name == "wait_event") event = l.value;
-            if (l.name == "wait_series") ws = l.value;
-        }
-        series[type + "/" + event] = ws;
-    }
+    std::map<std::string, std::string> series = series_of(fs, "pg_stat_waits_wait_seconds_total");
     EXPECT_EQ(series["LWLock/BufferContent"], "buffer_content");
     EXPECT_EQ(series["Buffer/BufferExclusive"], "buffer_content");
     EXPECT_EQ(series["Buffer/BufferShared"], "buffer_content");
@@ -193,10 +203,45 @@ TEST(PromNames, RenamedBufferWaitsShareAWaitSeries) {
     EXPECT_EQ(series["Buffer/BufferCleanup"], "buffer_pin");
     EXPECT_EQ(series["LWLock/BufferMapping"], "");
     EXPECT_EQ(series["Lock/transactionid"], "");
-    bool sampled_has = false;
-    for (const auto &l : find(fs, "pg_stat_waits_sampled_seconds_total")->metric[0].label)
-        sampled_has = sampled_has || (l.name == "wait_series" && l.value == "buffer_content");
-    EXPECT_TRUE(sampled_has);
+    EXPECT_EQ(series_of(fs, "pg_stat_waits_sampled_seconds_total")["Buffer/BufferExclusive"], "buffer_content");
+}
+
+// 17's case-only renames: 16's and 17's spelling of an event carry the same
+// wait_series (the snake_case of 17's enum name) in every family with a
+// wait_event label; LWLock names, which 17 did not rename, carry none, even
+// where an IO event of the same name does (LWLock/WALWrite, IO/WALWrite).
+TEST(PromNames, EventsRenamedIn17ShareAWaitSeries) {
+    TargetData d = sample_data();
+    d.exact = {{"", "IO", "WALSync", 1, 0.1, 0.1},        {"", "IO", "WalSync", 1, 0.1, 0.1},
+               {"", "IO", "BufFileRead", 1, 0.1, 0.1},    {"", "IO", "BuffileRead", 1, 0.1, 0.1},
+               {"", "IPC", "BufferIO", 1, 0.1, 0.1},      {"", "IPC", "BufferIo", 1, 0.1, 0.1},
+               {"", "Activity", "BgWriterMain", 1, 0.1, 0.1}, {"", "Activity", "BgwriterMain", 1, 0.1, 0.1},
+               {"", "Client", "LibPQWalReceiverConnect", 1, 0.1, 0.1},
+               {"", "Client", "LibpqwalreceiverConnect", 1, 0.1, 0.1},
+               {"", "IO", "WALWrite", 1, 0.1, 0.1},       {"", "LWLock", "WALWrite", 1, 0.1, 0.1},
+               {"", "IO", "DataFileRead", 1, 0.1, 0.1},   {"", "IO", "walsync", 1, 0.1, 0.1}};
+    d.sampled = {{"client backend", "IO", "WALSync", 10, 0.1}, {"client backend", "IO", "WalSync", 10, 0.1}};
+    d.sessions = {{"walwriter", "IO", "WalSync", 1}};
+    auto fs = build_families("a", d, nullptr);
+    std::map<std::string, std::string> series = series_of(fs, "pg_stat_waits_wait_seconds_total");
+    EXPECT_EQ(series["IO/WALSync"], "wal_sync");
+    EXPECT_EQ(series["IO/WalSync"], "wal_sync");
+    EXPECT_EQ(series["IO/BufFileRead"], "buffile_read");
+    EXPECT_EQ(series["IO/BuffileRead"], "buffile_read");
+    EXPECT_EQ(series["IPC/BufferIO"], "buffer_io");
+    EXPECT_EQ(series["IPC/BufferIo"], "buffer_io");
+    EXPECT_EQ(series["Activity/BgWriterMain"], "bgwriter_main");
+    EXPECT_EQ(series["Activity/BgwriterMain"], "bgwriter_main");
+    EXPECT_EQ(series["Client/LibPQWalReceiverConnect"], "libpqwalreceiver_connect");
+    EXPECT_EQ(series["Client/LibpqwalreceiverConnect"], "libpqwalreceiver_connect");
+    EXPECT_EQ(series["IO/WALWrite"], "wal_write");
+    EXPECT_EQ(series["LWLock/WALWrite"], "") << "17 renamed no LWLock";
+    EXPECT_EQ(series["IO/DataFileRead"], "");
+    EXPECT_EQ(series["IO/walsync"], "") << "names match exactly, as PostgreSQL reports them";
+    auto sampled = series_of(fs, "pg_stat_waits_sampled_seconds_total");
+    EXPECT_EQ(sampled["IO/WALSync"], "wal_sync");
+    EXPECT_EQ(sampled["IO/WalSync"], "wal_sync");
+    EXPECT_EQ(series_of(fs, "pg_stat_waits_sessions")["IO/WalSync"], "wal_sync");
 }
 
 TEST(PromMerge, OneFamilyPerNameAcrossTargets) {

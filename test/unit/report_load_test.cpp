@@ -163,6 +163,74 @@ TEST(Load, CompareAcrossTheBufferRenameMergesBufferWaits) {
     EXPECT_TRUE(exclusive_row);
 }
 
+namespace {
+
+std::map<std::string, CompareRow> rows_by_key(const std::vector<CompareRow> &rows) {
+    std::map<std::string, CompareRow> by_key;
+    for (const auto &r : rows) by_key[r.key] = r;
+    return by_key;
+}
+
+}  // namespace
+
+// A window on 16 against one on 17: the events 17 renamed by case are
+// compared as one row each, under 17's name; LWLock/WALWrite (not renamed)
+// and events of one spelling keep their rows. A window spanning the upgrade
+// (both spellings) against one on 17 merges too.
+TEST(Load, CompareAcross17sRenamesMergesEachRenamedEvent) {
+    SampleSet on17 = window_set(0, 10), on16 = window_set(100, 110);
+    on17.cells = {cell(0, "IO", "WalSync", 300), cell(0, "IO", "BuffileRead", 100), cell(0, "IPC", "BufferIo", 20),
+                  cell(0, "LWLock", "WALWrite", 50), cell(0, "CPU", "CPU", 1000)};
+    on16.cells = {cell(100, "IO", "WALSync", 200), cell(100, "IO", "BufFileWrite", 40),
+                  cell(100, "IPC", "BufferIO", 20), cell(100, "LWLock", "WALWrite", 100),
+                  cell(100, "CPU", "CPU", 1000)};
+    auto by_key = rows_by_key(compare_by_wait(on17, on16, 20));
+    ASSERT_EQ(by_key.count("IO:WalSync (any release)"), 1u);
+    EXPECT_NEAR(by_key["IO:WalSync (any release)"].current, 0.3, 1e-9);
+    EXPECT_NEAR(by_key["IO:WalSync (any release)"].baseline, 0.2, 1e-9);
+    EXPECT_EQ(by_key["IO:WalSync (any release)"].wait_event_type, "IO");
+    EXPECT_NEAR(by_key["IPC:BufferIo (any release)"].current, 0.02, 1e-9);
+    EXPECT_NEAR(by_key["IPC:BufferIo (any release)"].baseline, 0.02, 1e-9);
+    EXPECT_NEAR(by_key["IO:BuffileRead (any release)"].current, 0.1, 1e-9);
+    EXPECT_NEAR(by_key["IO:BuffileWrite (any release)"].baseline, 0.04, 1e-9);
+    for (const char *gone : {"IO:WALSync", "IO:WalSync", "IPC:BufferIO", "IPC:BufferIo", "IO:BufFileWrite"})
+        EXPECT_EQ(by_key.count(gone), 0u) << gone;
+    EXPECT_NEAR(by_key["LWLock:WALWrite"].current, 0.05, 1e-9);
+    EXPECT_NEAR(by_key["LWLock:WALWrite"].baseline, 0.1, 1e-9);
+    EXPECT_EQ(by_key.count("Buffer:content lock (any release)"), 0u);
+
+    // Both windows on 16, or both on 17: every event keeps its own row.
+    auto same = rows_by_key(compare_by_wait(on16, on16, 20));
+    EXPECT_EQ(same.count("IO:WALSync"), 1u);
+    EXPECT_EQ(same.count("IO:WalSync (any release)"), 0u);
+    EXPECT_EQ(rows_by_key(compare_by_wait(on17, on17, 20)).count("IO:WalSync"), 1u);
+
+    // A window across the upgrade (both spellings) against one on 17.
+    SampleSet upgrade = window_set(200, 210);
+    upgrade.cells = {cell(200, "IO", "WALSync", 100), cell(200, "IO", "WalSync", 100)};
+    auto across = rows_by_key(compare_by_wait(upgrade, on17, 20));
+    EXPECT_NEAR(across["IO:WalSync (any release)"].current, 0.2, 1e-9);
+    EXPECT_NEAR(across["IO:WalSync (any release)"].baseline, 0.3, 1e-9);
+}
+
+// 16 against 19: both renames lie between the windows and both merge; 17
+// against 19: only the buffer waits do (17's names are 19's).
+TEST(Load, CompareMergesOnlyTheRenamesBetweenTheWindows) {
+    SampleSet on19 = window_set(0, 10), on16 = window_set(100, 110), on17 = window_set(200, 210);
+    on19.cells = {cell(0, "IO", "WalSync", 100), cell(0, "Buffer", "BufferExclusive", 100)};
+    on16.cells = {cell(100, "IO", "WALSync", 100), cell(100, "LWLock", "BufferContent", 100)};
+    on17.cells = {cell(200, "IO", "WalSync", 100), cell(200, "LWLock", "BufferContent", 100)};
+    auto from16 = rows_by_key(compare_by_wait(on19, on16, 20));
+    EXPECT_EQ(from16.count("IO:WalSync (any release)"), 1u);
+    EXPECT_EQ(from16.count("Buffer:content lock (any release)"), 1u);
+    EXPECT_EQ(from16.size(), 2u);
+    auto from17 = rows_by_key(compare_by_wait(on19, on17, 20));
+    EXPECT_EQ(from17.count("IO:WalSync"), 1u);
+    EXPECT_NEAR(from17["IO:WalSync"].baseline, 0.1, 1e-9);
+    EXPECT_EQ(from17.count("IO:WalSync (any release)"), 0u);
+    EXPECT_EQ(from17.count("Buffer:content lock (any release)"), 1u);
+}
+
 TEST(LoadHtml, CpuLineTopSqlTextAndBlockers) {
     ReportData d;
     d.now_epoch = 120;

@@ -68,32 +68,43 @@ std::map<std::string, std::pair<std::string, double>> load_by(const SampleSet &s
     return out;
 }
 
-// Whether a window has buffer waits under 19's names (1), under 15-18's
-// (2), both (3) or none (0).
-int buffer_naming(const std::map<std::string, std::pair<std::string, double>> &by_wait) {
-    int m = 0;
+// Under which names a window has each rename's waits (wait_series.h): per
+// release that renamed, bit 1 for its new names, bit 2 for the old ones.
+std::map<int, int> naming(const std::map<std::string, std::pair<std::string, double>> &by_wait) {
+    std::map<int, int> m;
     for (const auto &kv : by_wait) {
         const std::string &type = kv.second.first;
-        if (wait_series(type, kv.first.substr(type.size() + 1)) != nullptr) m |= wait_series_is_pg19_name(type) ? 1 : 2;
+        if (const RenamedWait *r = find_renamed_wait(type, kv.first.substr(type.size() + 1)))
+            m[r->renamed_in] |= r->new_name ? 1 : 2;
     }
     return m;
 }
 
-// Windows on both sides of PostgreSQL 19's rename of buffer waits (a server
-// upgraded between them): its buffer waits are compared as one row per
-// series (wait_series.h), "Buffer:content lock (any release)".
-void merge_renamed(std::map<std::string, std::pair<std::string, double>> &by_wait) {
+// The renames the two windows stand on different sides of (a server upgraded
+// between them, or two servers of different releases).
+std::map<int, bool> renames_between(const std::map<int, int> &a, const std::map<int, int> &b) {
+    std::map<int, bool> out;
+    for (const auto &r : renamed_waits()) {
+        auto ia = a.find(r.renamed_in), ib = b.find(r.renamed_in);
+        int na = ia == a.end() ? 0 : ia->second, nb = ib == b.end() ? 0 : ib->second;
+        out[r.renamed_in] = (na | nb) == 3 && na != nb;
+    }
+    return out;
+}
+
+// The waits of those renames are compared as one row per series, keyed
+// "IO:WalSync (any release)" or "Buffer:content lock (any release)".
+void merge_renamed(std::map<std::string, std::pair<std::string, double>> &by_wait, const std::map<int, bool> &merge) {
     std::map<std::string, std::pair<std::string, double>> out;
     for (const auto &kv : by_wait) {
         const std::string &type = kv.second.first;
-        const char *series = wait_series(type, kv.first.substr(type.size() + 1));
-        if (series == nullptr) {
+        const RenamedWait *r = find_renamed_wait(type, kv.first.substr(type.size() + 1));
+        if (r == nullptr || !merge.at(r->renamed_in)) {
             out[kv.first] = kv.second;
             continue;
         }
-        auto &e = out[std::string(series) == "buffer_content" ? "Buffer:content lock (any release)"
-                                                              : "Buffer:pin (any release)"];
-        e.first = "Buffer";
+        auto &e = out[r->merged_key];
+        e.first = r->merged_type;
         e.second += kv.second.second;
     }
     by_wait.swap(out);
@@ -102,11 +113,9 @@ void merge_renamed(std::map<std::string, std::pair<std::string, double>> &by_wai
 std::vector<CompareRow> compare(const SampleSet &cur, const SampleSet &base, size_t n, bool by_sql) {
     auto a = load_by(cur, by_sql), b = load_by(base, by_sql);
     if (!by_sql) {
-        int na = buffer_naming(a), nb = buffer_naming(b);
-        if ((na | nb) == 3 && na != nb) {
-            merge_renamed(a);
-            merge_renamed(b);
-        }
+        std::map<int, bool> merge = renames_between(naming(a), naming(b));
+        merge_renamed(a, merge);
+        merge_renamed(b, merge);
     }
     std::map<std::string, CompareRow> rows;
     for (const auto &kv : a) rows[kv.first] = {kv.first, kv.second.first, kv.second.second, 0};

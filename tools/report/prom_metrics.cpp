@@ -190,7 +190,7 @@ std::vector<MetricFamily> build_families(const std::string &target, const Target
 
     if (guard) guard->begin_round();
     // An event's labels, with wait_series where PostgreSQL renamed it
-    // between releases (buffer waits on 19: wait_series.h).
+    // between releases (17's case changes, 19's buffer waits: wait_series.h).
     auto event_labels = [](const std::string &type, const std::string &event) {
         std::vector<std::pair<std::string, std::string>> l = {{"wait_event_type", type}, {"wait_event", event}};
         if (const char *series = wait_series(type, event)) l.push_back({"wait_series", series});
