@@ -219,7 +219,7 @@ step_release_symbols() {
 # the report tool's pages do not depend on the major; the long-running TAP
 # files run on the oldest and the newest.
 PSW_QUICK_TAP=(001_pgtap.pl 103_timing.pl 200_wait_catalog.pl 201_pgbench_ids.pl 202_pg18_io_methods.pl
-  203_buffer_waits.pl 300_statement_attribution.pl 302_default_mode.pl
+  203_buffer_waits.pl 205_renamed_wait_series.pl 300_statement_attribution.pl 302_default_mode.pl
   305_bind_waits.pl 310_slow_executions.pl 320_lock_blockers.pl)
 
 run_all_tests() {
