@@ -38,6 +38,9 @@
 //   compat_backend_status_array().
 // - 19's BGWORKER_INTERRUPTIBLE lets CREATE/ALTER/DROP DATABASE end a
 //   worker connected to that database: PSW_BGWORKER_INTERRUPTIBLE (0 before).
+// - 16 sorted BackendType by name (B_LOGGER is no longer the last: 16 ends at
+//   B_WAL_WRITER, 17 moved B_LOGGER back to the end) and defines
+//   BACKEND_NUM_TYPES; 15 has no count: PSW_BACKEND_NUM_TYPES.
 // Includes pg.h (PostgreSQL's headers); feature code includes this through
 // shared_state.h.
 #pragma once
@@ -201,6 +204,14 @@ PgBackendStatus *compat_backend_status_array(int slots);
 #define PSW_BGWORKER_INTERRUPTIBLE BGWORKER_INTERRUPTIBLE
 #else
 #define PSW_BGWORKER_INTERRUPTIBLE 0
+#endif
+
+// The number of BackendType values (B_INVALID is 0): what a saved sample's
+// or timing row's backend type must be below. 15 ends at B_LOGGER.
+#ifdef BACKEND_NUM_TYPES
+#define PSW_BACKEND_NUM_TYPES BACKEND_NUM_TYPES
+#else
+#define PSW_BACKEND_NUM_TYPES (B_LOGGER + 1)
 #endif
 
 // ---- wait events -------------------------------------------------------------------

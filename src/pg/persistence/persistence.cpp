@@ -59,9 +59,9 @@ static bool sampled_wait_ok(uint32 wait) {
     return (wait & 0x00FF0000u) == 0 && cls != kClassCPU && cls != kClassUnreported && wait_class_by_id(cls) != nullptr;
 }
 
-// BackendType values run from B_INVALID (0) to B_LOGGER, the last on every
-// supported major; -1 is a sample of a process without one.
-static bool backend_type_ok(int64 t) { return t >= -1 && t <= B_LOGGER; }
+// BackendType values run from B_INVALID (0) below PSW_BACKEND_NUM_TYPES
+// (the last differs by major); -1 is a sample of a process without one.
+static bool backend_type_ok(int64 t) { return t >= -1 && t < PSW_BACKEND_NUM_TYPES; }
 
 // ---- sampled profile --------------------------------------------------------
 struct SavedProfileHeader {
@@ -187,7 +187,7 @@ static void save_timing(StatFileWriter &out) {
 static const char *load_timing(const char *data, size_t len) {
     FILE *f = fmemopen(const_cast<char *>(data), len, "rb");
     if (f == nullptr) return "no memory to read it";
-    const char *problem = timing_check(f, wait_index_count(), static_cast<uint32>(B_LOGGER) + 1);
+    const char *problem = timing_check(f, wait_index_count(), static_cast<uint32>(PSW_BACKEND_NUM_TYPES));
     if (problem == nullptr) {
         rewind(f);
         if (!timing_load(f)) problem = "the exact tables refused it";
