@@ -57,10 +57,12 @@ plan skip_all => 'no staged installation with the drop-in (./run test and ./run 
 	is(slurp_file("$dest$ext/pg_wait_sampling.control"), $foreign, '... and its control file is unchanged');
 	ok(!-e "$dest$ext/pg_wait_sampling--1.1.sql", '... and no drop-in script is put next to it');
 	# The normal stage keeps Debian's pg_wait_sampling, the reference of 020_compat.pl.
+	my $libdir = `$pg_config --pkglibdir`;
+	chomp $libdir;
 	SKIP:
 	{
 		skip 'pg_wait_sampling itself is not installed for this server (Debian packages it for 15 only)', 1
-		  unless -f "$ext/pg_wait_sampling.control";
+		  unless -f "$libdir/pg_wait_sampling.so";
 		unlike(slurp_file("$ext/pg_wait_sampling.control"), qr/pg_stat_waits/,
 			"the test stage's own pg_wait_sampling was not replaced by make install");
 	}
