@@ -179,15 +179,17 @@ stage_dropin() {
   make -s -C "$PSW_ROOT" install-dropin PG_CONFIG="$PG_CONFIG" DESTDIR="$dst" >/dev/null || return 1
   src=$(dirname "$(dirname "$(dirname "$PG_CONFIG")")")/src/contrib/dblink
   if [ ! -e "$dst$sharedir/extension/dblink.control" ] && [ -d "$src" ]; then
-    rm -rf "$PSW_BUILD/dblink" && cp -a "$src" "$PSW_BUILD/dblink" &&
-      make -s -C "$PSW_BUILD/dblink" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" install DESTDIR="$dst" >/dev/null 2>&1 ||
+    if ! { rm -rf "$PSW_BUILD/dblink" && cp -a "$src" "$PSW_BUILD/dblink" &&
+           make -s -C "$PSW_BUILD/dblink" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" install DESTDIR="$dst" >/dev/null 2>&1; }; then
       log "dblink could not be built from $src: pg_profile's checks will skip"
+    fi
   fi
   for tarball in "$PSW_ROOT"/../shared/clients/pg_profile-*.tar.gz "$PSW_ROOT"/../../shared/clients/pg_profile-*.tar.gz; do
     [ -f "$tarball" ] || continue
-    rm -rf "$PSW_BUILD/pg_profile" && tar -xzf "$tarball" -C "$PSW_BUILD" &&
-      make -s -C "$PSW_BUILD/pg_profile" USE_PGXS=y PG_CONFIG="$PG_CONFIG" install DESTDIR="$dst" >/dev/null ||
+    if ! { rm -rf "$PSW_BUILD/pg_profile" && tar -xzf "$tarball" -C "$PSW_BUILD" &&
+           make -s -C "$PSW_BUILD/pg_profile" USE_PGXS=y PG_CONFIG="$PG_CONFIG" install DESTDIR="$dst" >/dev/null; }; then
       log "pg_profile could not be installed from $tarball: its checks will skip"
+    fi
     break
   done
   (cd "$dst$(dirname "$("$PG_CONFIG" --bindir)")" && pwd) >"$PSW_STAGE$sharedir/pg_stat_waits-dropin.path"
