@@ -85,6 +85,30 @@ installcheck-nopreload:
 	$(pg_regress_installcheck) --inputdir=test $(PSW_SERVER_NOPRELOAD) nopreload
 .PHONY: installcheck-nopreload
 
+# The pg_wait_sampling drop-in (extension/dropin/: an extension named
+# pg_wait_sampling, version 1.1, served by this library, for tools that look
+# for that name): installed unless another pg_wait_sampling.control is in the
+# target directory (pg_wait_sampling itself, e.g. Debian's
+# postgresql-NN-pg-wait-sampling), which is never overwritten; the rest is
+# installed all the same. A drop-in installed before (its control requires
+# pg_stat_waits) is updated. `make install-dropin` installs it alone.
+PSW_DROPIN_FILES = extension/dropin/pg_wait_sampling.control extension/dropin/pg_wait_sampling--1.1.sql
+PSW_DROPIN_CONTROL = $(DESTDIR)$(datadir)/extension/pg_wait_sampling.control
+install: install-dropin
+install-dropin:
+	$(MKDIR_P) '$(DESTDIR)$(datadir)/extension'
+	@if [ -f '$(PSW_DROPIN_CONTROL)' ] && ! grep -q "^requires = 'pg_stat_waits'" '$(PSW_DROPIN_CONTROL)'; then \
+	  echo "pg_wait_sampling drop-in NOT installed: $(PSW_DROPIN_CONTROL) is another pg_wait_sampling's (left as is)"; \
+	else \
+	  $(INSTALL_DATA) $(PSW_DROPIN_FILES) '$(DESTDIR)$(datadir)/extension/'; \
+	fi
+uninstall: uninstall-dropin
+uninstall-dropin:
+	@if grep -q "^requires = 'pg_stat_waits'" '$(PSW_DROPIN_CONTROL)' 2>/dev/null; then \
+	  rm -f '$(PSW_DROPIN_CONTROL)' '$(DESTDIR)$(datadir)/extension/pg_wait_sampling--1.1.sql'; \
+	fi
+.PHONY: install-dropin uninstall-dropin
+
 # pg_stat_waits_report (C++17, libpqxx): built with the extension and
 # installed into PostgreSQL's bindir (DESTDIR honoured). `make WITH_REPORT=no`
 # builds and installs the extension alone; without libpqxx or prometheus-cpp

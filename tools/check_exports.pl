@@ -2,9 +2,10 @@
 # Checks what a release build of pg_stat_waits.so exports (nm -D
 # --defined-only): only what PostgreSQL looks up in it, which is _PG_init,
 # Pg_magic_func, the background-worker entry the sampler registers
-# (bgw_function_name in src/), and each C function that extension/*.sql
-# names with its pg_finfo_ record. Prints every other exported symbol (a test
-# entry point, say) and every named function missing; exits 1 if any.
+# (bgw_function_name in src/), and each C function that extension/*.sql or
+# extension/*/*.sql (the pg_wait_sampling drop-in) names with its pg_finfo_
+# record. Prints every other exported symbol (a test entry point, say) and
+# every named function missing; exits 1 if any.
 #   tools/check_exports.pl LIBRARY
 use strict;
 use warnings;
@@ -23,7 +24,7 @@ sub slurp
 }
 
 my (%sql, %workers);
-for my $f (glob "$root/extension/*.sql")
+for my $f (glob "$root/extension/*.sql $root/extension/*/*.sql")
 {
 	my $text = slurp($f);
 	$sql{$1} = 1 while $text =~ /'MODULE_PATHNAME', *'([A-Za-z0-9_]*)'/g;

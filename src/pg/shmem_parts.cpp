@@ -2,18 +2,21 @@
 
 #include "persistence/persistence.h"
 #include "sampling/sampling.h"
+#include "surface/wait_sampling.h"
 #include "timing/timing.h"
 
 namespace psw {
 
 // Order matters: core_part comes first (it sets psw::shared), and
-// persistence_part last (it loads the saved statistics into the parts above).
+// persistence_part after the parts it loads the saved statistics into;
+// wait_sampling_part follows it (its first baseline is the loaded profile).
 static const ShmemPart *const parts[] = {
     &core_part,
     &timing_part,
     &executions_part,
     &sampling_part,
     &persistence_part,
+    &wait_sampling_part,
 };
 
 int shmem_part_count() { return static_cast<int>(sizeof(parts) / sizeof(parts[0])); }

@@ -18,19 +18,21 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 
 our @EXPORT =
-  qw(psw_node psw_long psw_report_bin psw_session backend_pid lock_and_block sql send_sql finish_sql wait_until wait_for_state);
+  qw(psw_node psw_dropin_install psw_long psw_report_bin psw_session backend_pid lock_and_block sql send_sql finish_sql wait_until wait_for_state);
 
 # psw_node(NAME, conf => [lines], preload => '...', init => {...},
-#          start => 0|1, extensions => 0|1): a new node that preloads
+#          start => 0|1, extensions => 0|1, install_path => DIR): a new node that preloads
 # pg_stat_statements and pg_stat_waits (pg_stat_waits last: its hooks run
 # first and see every statement id), started unless start => 0, with both
 # extensions created in the database postgres when extensions => 1. conf
 # lines may be subs that get the node (to ask its version) and return lines.
-# The caller stops it.
+# install_path: another installation than the one in PATH (the drop-in's,
+# psw_dropin_install()). The caller stops it.
 sub psw_node
 {
 	my ($name, %opt) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $node =
+	  PostgreSQL::Test::Cluster->new($name, $opt{install_path} ? (install_path => $opt{install_path}) : ());
 	$node->init(%{ $opt{init} // {} });
 	my $preload = $opt{preload} // 'pg_stat_statements, pg_stat_waits';
 	$node->append_conf('postgresql.conf',
@@ -47,6 +49,21 @@ sub psw_node
 		'CREATE EXTENSION pg_stat_waits; CREATE EXTENSION pg_stat_statements')
 	  if $opt{extensions};
 	return $node;
+}
+
+# psw_dropin_install(): the prefix of the staged installation that has the
+# pg_wait_sampling drop-in instead of pg_wait_sampling itself (stage_dropin
+# in tools/lib/common.sh writes it to pg_stat_waits-dropin.path in the
+# stage's sharedir), for psw_node(..., install_path => ...); undef if there
+# is none.
+sub psw_dropin_install
+{
+	my $share = `pg_config --sharedir`;
+	chomp $share;
+	open my $fh, '<', "$share/pg_stat_waits-dropin.path" or return undef;
+	my $dir = <$fh> // '';
+	chomp $dir;
+	return -x "$dir/bin/postgres" ? $dir : undef;
 }
 
 # ./run test --long (CI) sets PSW_LONG=1: the long variants of the tests.

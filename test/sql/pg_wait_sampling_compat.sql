@@ -58,10 +58,20 @@ RESET ROLE;
 DROP ROLE regress_pgws_reader;
 
 -- Settings: pg_wait_sampling's names, types and defaults (profile_pid: off
--- only), reloadable like pg_wait_sampling's, bad values refused.
+-- only), reloadable like pg_wait_sampling's, bad values refused; a
+-- superuser may SET sample_cpu and profile_queries, as with pg_wait_sampling;
+-- the periods are pg_stat_waits.sample_period's, another value is refused.
 SELECT name, boot_val, vartype, context, min_val, max_val, enumvals
   FROM pg_settings WHERE name LIKE 'pg_wait_sampling.%' ORDER BY name;
 SET pg_wait_sampling.sample_cpu = off;
+SHOW pg_wait_sampling.sample_cpu;
+RESET pg_wait_sampling.sample_cpu;
+SET pg_wait_sampling.profile_queries = on;
+SHOW pg_wait_sampling.profile_queries;
+RESET pg_wait_sampling.profile_queries;
+SHOW pg_wait_sampling.profile_period;
+SET pg_wait_sampling.profile_period = 20;
+SET pg_wait_sampling.history_period = 10;
 ALTER SYSTEM SET pg_wait_sampling.profile_pid = on;
 ALTER SYSTEM SET pg_wait_sampling.profile_queries = 'everything';
 ALTER SYSTEM SET pg_wait_sampling.history_size = 10;

@@ -2,7 +2,8 @@
 # written for pg_wait_sampling keeps working after switching its
 # shared_preload_libraries entry to pg_stat_waits (values read, the ones
 # that map honoured by pg_wait_sampling_compat, profile_pid = on refused with
-# a WARNING), and pg_wait_sampling itself can stay preloaded next to
+# a WARNING, the periods shown as pg_stat_waits.sample_period and another
+# value refused with a WARNING), and pg_wait_sampling itself can stay preloaded next to
 # pg_stat_waits in either order (it then defines the settings).
 use strict;
 use warnings;
@@ -14,10 +15,11 @@ my $node = PostgreSQL::Test::Cluster->new('pgws_settings');
 $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'pg_stat_statements, pg_stat_waits'
+pg_stat_waits.sample_period = 20
 # as left from pg_wait_sampling
 pg_wait_sampling.history_size = 20000
 pg_wait_sampling.history_period = 20
-pg_wait_sampling.profile_period = 20
+pg_wait_sampling.profile_period = 50
 pg_wait_sampling.profile_queries = none
 pg_wait_sampling.sample_cpu = off
 pg_wait_sampling.profile_pid = on
@@ -28,10 +30,13 @@ is($node->safe_psql('postgres',
 		"SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings WHERE name LIKE 'pg_wait_sampling.%'"),
 	'pg_wait_sampling.history_period=20 pg_wait_sampling.history_size=20000 pg_wait_sampling.profile_period=20 '
 	  . 'pg_wait_sampling.profile_pid=off pg_wait_sampling.profile_queries=none pg_wait_sampling.sample_cpu=off',
-	"pg_wait_sampling's settings from postgresql.conf are read; profile_pid stays off");
+	"pg_wait_sampling's settings from postgresql.conf are read; profile_pid stays off, the periods are sample_period's");
 like(slurp_file($node->logfile),
 	qr/WARNING:  invalid value for parameter "pg_wait_sampling.profile_pid"/,
 	'profile_pid = on is refused with a WARNING in the log');
+like(slurp_file($node->logfile),
+	qr/WARNING:  invalid value for parameter "pg_wait_sampling.profile_period": 50\n.*\n.*HINT:  Set pg_stat_waits.sample_period instead/,
+	'profile_period = 50 (sample_period 20) is refused with a WARNING naming pg_stat_waits.sample_period');
 
 $node->safe_psql('postgres', 'CREATE EXTENSION pg_wait_sampling_compat CASCADE');
 is($node->safe_psql('postgres', q{

@@ -22,9 +22,10 @@ PSW_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib clang-14
 # and pgTAP harness, valgrind, the compat test's pg_wait_sampling, and what
 # the report, exporter and browser checks drive.
 # shellcheck disable=SC2034  # ./run picks the list
+# PoWA's archivist (15 only) is a client of the pg_wait_sampling drop-in's test.
 PSW_PACKAGES_TEST=(cmake libgtest-dev postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
-  libipc-run-perl valgrind postgresql-15-pg-wait-sampling rsync chromium tmux python3 python3-yaml jq
-  prometheus gnuplot-nox sqlsmith)
+  libipc-run-perl valgrind postgresql-15-pg-wait-sampling postgresql-15-powa rsync chromium tmux python3
+  python3-yaml jq prometheus gnuplot-nox sqlsmith)
 # ./run bench adds callgrind, its peer pg_wait_sampling, the plots and the TAP harness.
 # shellcheck disable=SC2034  # ./run picks the list
 PSW_PACKAGES_BENCH=(valgrind postgresql-15-pg-wait-sampling gnuplot-nox libipc-run-perl rsync)
@@ -166,6 +167,46 @@ build_extension() {
   "${mk[@]}" -C "$PSW_ROOT/test/modules/pg_stat_waits_test" >/dev/null || return 1
   "${mk[@]}" -C "$PSW_ROOT/test/modules/pg_stat_waits_test" install DESTDIR="$PSW_STAGE" >/dev/null || return 1
   chmod -R a+rX "$PSW_STAGE"
+}
+
+# The pg_wait_sampling drop-in's own staged installation, $PSW_STAGE-dropin:
+# a copy of the stage above without Debian's pg_wait_sampling (which stays
+# there, the reference of the compatibility tests and the bench) and with the
+# drop-in (extension/dropin/) and pg_profile, from the pinned tarball in
+# ../shared/clients (dblink, which pg_profile needs, from the server's
+# source tree where it is not installed). Its installation prefix, for
+# PostgreSQL::Test::Cluster's install_path, is written to
+# pg_stat_waits-dropin.path in the stage's sharedir, where the drop-in's
+# tests (test/t/025_*, 026_*) look: by ./run test and by hand alike.
+stage_dropin() {
+  local dst=$PSW_STAGE-dropin d sharedir tarball src
+  sharedir=$("$PG_CONFIG" --sharedir)
+  log "staging the pg_wait_sampling drop-in in $dst"
+  for d in "$("$PG_CONFIG" --bindir)" "$("$PG_CONFIG" --pkglibdir)" "$sharedir"; do
+    mkdir -p "$dst$d"
+    rsync -a --delete --delete-excluded --exclude pg_wait_sampling.so --exclude pg_wait_sampling.control \
+      --exclude 'pg_wait_sampling--*.sql' --exclude pg_wait_sampling.index.bc --exclude bitcode/pg_wait_sampling/ \
+      --exclude pg_stat_waits-dropin.path "$PSW_STAGE$d/" "$dst$d/" || return 1
+  done
+  make -s -C "$PSW_ROOT" install-dropin PG_CONFIG="$PG_CONFIG" DESTDIR="$dst" >/dev/null || return 1
+  src=$(dirname "$(dirname "$(dirname "$PG_CONFIG")")")/src/contrib/dblink
+  if [ ! -e "$dst$sharedir/extension/dblink.control" ] && [ -d "$src" ]; then
+    if ! { rm -rf "$PSW_BUILD/dblink" && cp -a "$src" "$PSW_BUILD/dblink" &&
+           make -s -C "$PSW_BUILD/dblink" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" install DESTDIR="$dst" >/dev/null 2>&1; }; then
+      log "dblink could not be built from $src: pg_profile's checks will skip"
+    fi
+  fi
+  for tarball in "$PSW_ROOT"/../shared/clients/pg_profile-*.tar.gz "$PSW_ROOT"/../../shared/clients/pg_profile-*.tar.gz; do
+    [ -f "$tarball" ] || continue
+    if ! { rm -rf "$PSW_BUILD/pg_profile" && tar -xzf "$tarball" -C "$PSW_BUILD" &&
+           make -s -C "$PSW_BUILD/pg_profile" USE_PGXS=y PG_CONFIG="$PG_CONFIG" install DESTDIR="$dst" >/dev/null; }; then
+      log "pg_profile could not be installed from $tarball: its checks will skip"
+    fi
+    break
+  done
+  (cd "$dst$(dirname "$("$PG_CONFIG" --bindir)")" && pwd) >"$PSW_STAGE$sharedir/pg_stat_waits-dropin.path"
+  chmod -R a+rX "$dst"
+  chmod a+r "$PSW_STAGE$sharedir/pg_stat_waits-dropin.path"
 }
 
 # The core's unit tests and the report tool (CMake); arguments go to cmake.

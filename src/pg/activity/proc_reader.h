@@ -64,5 +64,24 @@ void wait_event_names(const ProcSample &s, const char **type, const char **name)
 // (same rule as pg_stat_activity).
 bool can_see_queries_of(Oid role);
 
+// can_see_queries_of(), remembered per role for the length of one call (a
+// history read has up to millions of rows).
+struct VisibilityCache {
+    Oid roles[32];
+    bool visible[32];
+    int n = 0;
+    bool get(Oid role) {
+        for (int i = 0; i < n; i++)
+            if (roles[i] == role) return visible[i];
+        bool v = can_see_queries_of(role);
+        if (n < 32) {
+            roles[n] = role;
+            visible[n] = v;
+            n++;
+        }
+        return v;
+    }
+};
+
 }  // namespace psw
 #pragma GCC visibility pop

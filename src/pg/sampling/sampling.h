@@ -94,6 +94,11 @@ SampleRing<BlockerRecord> blocker_ring();
 // Capacity of the blocker ring for a history of history_size samples.
 uint64 blocker_ring_capacity(uint64 history_size);
 FixedHashTable<ProfileKey> profile_table();
+// Copies the profile's occupied slots into copy (room for slot_count()
+// slots) and returns how many: lock-free, or under shared->lock in shared
+// mode when the copy keeps racing the sampler; locked: the caller holds
+// shared->lock already (sampling_views.cpp).
+size_t copy_profile_slots(FixedHashTable<ProfileKey>::Slot *copy, bool locked);
 MinuteBuckets minute_buckets();
 
 // The wait a minute-bucket row counts for in _top and _timeline:

@@ -30,25 +30,6 @@ PSW_SQL_FUNCTION(pg_stat_waits_profile_internal)
 
 namespace psw {
 
-// Whether the reader may see queryids of a role, remembered per role for
-// the length of one call (history has up to millions of rows).
-struct VisibilityCache {
-    Oid roles[32];
-    bool visible[32];
-    int n = 0;
-    bool get(Oid role) {
-        for (int i = 0; i < n; i++)
-            if (roles[i] == role) return visible[i];
-        bool v = can_see_queries_of(role);
-        if (n < 32) {
-            roles[n] = role;
-            visible[n] = v;
-            n++;
-        }
-        return v;
-    }
-};
-
 // The period samples stand for: the sampler's last period (the GUC may be 0
 // now, idling the sampler, while the samples were taken at 10 ms).
 double sample_period_for_time() {
@@ -243,6 +224,43 @@ Datum pg_stat_waits_history_internal(PG_FUNCTION_ARGS) {
 }
 
 namespace psw {
+
+size_t copy_profile_slots(FixedHashTable<ProfileKey>::Slot *copy, bool locked) {
+    FixedHashTable<ProfileKey> table = profile_table();
+    const size_t nslots = table.slot_count();
+    size_t nused = 0;
+    auto copy_used = [&] {
+        const FixedHashTable<ProfileKey>::Slot *src = table.slot_array();
+        nused = 0;
+        for (size_t i = 0; i < nslots; i++)
+            if (src[i].count != 0) copy[nused++] = src[i];
+    };
+    if (locked) {
+        copy_used();
+        return nused;
+    }
+    // Lock-free first. The sampler writes the table every period, so a
+    // copy that takes longer than half a period (a profile_max in the
+    // hundreds of thousands) is unlikely to succeed on a retry either:
+    // go to the lock then instead of copying ten times for nothing.
+    const int64 period_ns = static_cast<int64>(sample_period_for_time() * 1000000.0);
+    bool ok = false;
+    for (int tries = 0; !ok && tries < 10; tries++) {
+        int64 t0 = monotonic_ns();
+        ok = sampling->profile_seq.read(copy_used, 1);
+        if (!ok && (monotonic_ns() - t0) * 2 > period_ns) break;
+    }
+    if (!ok) {
+        LWLockAcquire(shared->lock, LW_SHARED);
+        copy_used();
+        LWLockRelease(shared->lock);
+    }
+    return nused;
+}
+
+}  // namespace psw
+
+namespace psw {
 enum ProfileColumn {
     kPrBackendType, kPrDatid, kPrUsesysid, kPrQueryid, kPrWaitType, kPrWait, kPrSamples, kPrEstTime, kPrColumns
 };
@@ -254,37 +272,13 @@ Datum pg_stat_waits_profile_internal(PG_FUNCTION_ARGS) {
         InitMaterializedSRF(fcinfo, 0);
         ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
         using Table = psw::FixedHashTable<psw::ProfileKey>;
-        Table table = psw::profile_table();
-        size_t nslots = table.slot_count();
         // The occupied slots only: the buffer is sized for all of them but
         // only the used part is touched (at a large profile_max, faulting in
         // a whole private copy was most of a read's time).
-        Table::Slot *copy =
-            static_cast<Table::Slot *>(palloc_extended(nslots * sizeof(Table::Slot), MCXT_ALLOC_HUGE));
-        size_t nused = 0;
-        auto copy_used = [&] {
-            const Table::Slot *src = table.slot_array();
-            nused = 0;
-            for (size_t i = 0; i < nslots; i++)
-                if (src[i].count != 0) copy[nused++] = src[i];
-        };
-        // Lock-free first. The sampler writes the table every period, so a
-        // copy that takes longer than half a period (a profile_max in the
-        // hundreds of thousands) is unlikely to succeed on a retry either:
-        // go to the lock then instead of copying ten times for nothing.
+        Table::Slot *copy = static_cast<Table::Slot *>(
+            palloc_extended(psw::profile_table().slot_count() * sizeof(Table::Slot), MCXT_ALLOC_HUGE));
+        size_t nused = psw::copy_profile_slots(copy, false);
         const double period = psw::sample_period_for_time();  // ms
-        const int64 period_ns = static_cast<int64>(period * 1000000.0);
-        bool ok = false;
-        for (int tries = 0; !ok && tries < 10; tries++) {
-            int64 t0 = psw::monotonic_ns();
-            ok = psw::sampling->profile_seq.read(copy_used, 1);
-            if (!ok && (psw::monotonic_ns() - t0) * 2 > period_ns) break;
-        }
-        if (!ok) {
-            LWLockAcquire(psw::shared->lock, LW_SHARED);
-            copy_used();
-            LWLockRelease(psw::shared->lock);
-        }
         psw::VisibilityCache vis;
         for (size_t i = 0; i < nused; i++) {
             if ((i & 1023) == 0) CHECK_FOR_INTERRUPTS();

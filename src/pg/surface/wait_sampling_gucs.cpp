@@ -1,15 +1,21 @@
 // pg_wait_sampling.* settings, defined by pg_stat_waits where pg_wait_sampling
 // is not loaded, so that a postgresql.conf written for pg_wait_sampling keeps
 // working after the switch: its values are validated as pg_wait_sampling
-// validates them, SHOW answers, and the pg_wait_sampling_compat extension
-// reads the two that map onto pg_stat_waits' data (profile_queries,
-// sample_cpu). The others are accepted and do nothing here; their
-// descriptions say which pg_stat_waits setting does that job.
+// validates them, SHOW answers, and the pg_wait_sampling extension (the
+// drop-in, extension/dropin/) and pg_wait_sampling_compat read the two that
+// map onto pg_stat_waits' data (profile_queries, sample_cpu; a superuser
+// may SET them, as with pg_wait_sampling). history_size is accepted and does
+// nothing here. The two periods always show pg_stat_waits.sample_period:
+// tools multiply sample counts by pg_wait_sampling.profile_period to get
+// time (pg_profile does), so it must be the period the samples were taken
+// at; another value is refused rather than shown and ignored.
 #include "wait_sampling_gucs.h"
 
 #include <climits>
+#include <cstdio>
 #include <cstring>
 
+#include "../gucs.h"
 #include "../pg.h"
 
 namespace psw {
@@ -38,6 +44,24 @@ static bool check_profile_pid(bool *newval, void **extra, GucSource source) {
     GUC_check_errhint("Remove pg_wait_sampling.profile_pid or set it to off; per-process samples are in "
                       "pg_wait_sampling_history.");
     return false;
+}
+
+// history_period and profile_period: pg_stat_waits.sample_period, whatever
+// was set. The default (a reset, or no line in postgresql.conf) is always
+// accepted: it stands for "follow sample_period".
+static bool check_period(int *newval, void **extra, GucSource source) {
+    if (source == PGC_S_DEFAULT || *newval == guc_sample_period_ms) return true;
+    GUC_check_errdetail("pg_stat_waits samples every pg_stat_waits.sample_period (now %d ms); history and profile "
+                        "have no period of their own.",
+                        guc_sample_period_ms);
+    GUC_check_errhint("Set pg_stat_waits.sample_period instead, and remove this setting.");
+    return false;
+}
+
+static const char *show_period() {
+    static char buf[32];
+    snprintf(buf, sizeof(buf), "%d", guc_sample_period_ms);
+    return buf;
 }
 
 // True if `list` (shared_preload_libraries) names the library `lib`, as a
@@ -70,13 +94,15 @@ void define_wait_sampling_gucs() {
                             nullptr, &wsg_history_size, 5000, 100, INT_MAX, PGC_SIGHUP, 0, nullptr, nullptr,
                             nullptr);
     DefineCustomIntVariable("pg_wait_sampling.history_period",
-                            "Accepted for pg_wait_sampling compatibility; no effect: history and profile are "
-                            "sampled every pg_stat_waits.sample_period.",
-                            nullptr, &wsg_history_period, 10, 1, INT_MAX, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+                            "Always pg_stat_waits.sample_period: history and profile are sampled every "
+                            "pg_stat_waits.sample_period.",
+                            nullptr, &wsg_history_period, 10, 1, INT_MAX, PGC_SUSET, 0, check_period,
+                            nullptr, show_period);
     DefineCustomIntVariable("pg_wait_sampling.profile_period",
-                            "Accepted for pg_wait_sampling compatibility; no effect: history and profile are "
-                            "sampled every pg_stat_waits.sample_period.",
-                            nullptr, &wsg_profile_period, 10, 1, INT_MAX, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+                            "Always pg_stat_waits.sample_period: history and profile are sampled every "
+                            "pg_stat_waits.sample_period.",
+                            nullptr, &wsg_profile_period, 10, 1, INT_MAX, PGC_SUSET, 0, check_period,
+                            nullptr, show_period);
     DefineCustomBoolVariable("pg_wait_sampling.profile_pid",
                              "Accepted for pg_wait_sampling compatibility, off only: the profile is not kept "
                              "per process.",
@@ -85,12 +111,29 @@ void define_wait_sampling_gucs() {
                              "Which queryid the pg_wait_sampling_* views show: none (0), top (the top-level "
                              "statement's) or all (the running statement's, nested ones with "
                              "pg_stat_waits.track = 'all').",
-                             nullptr, &wsg_profile_queries, 1, profile_queries_options, PGC_SIGHUP, 0, nullptr,
+                             nullptr, &wsg_profile_queries, 1, profile_queries_options, PGC_SUSET, 0, nullptr,
                              nullptr, nullptr);
     DefineCustomBoolVariable("pg_wait_sampling.sample_cpu",
                              "Whether the pg_wait_sampling_* views show processes that are not waiting "
                              "(event NULL).",
-                             nullptr, &wsg_sample_cpu, true, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+                             nullptr, &wsg_sample_cpu, true, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+}
+
+// Read by name, not from the variables above: where pg_wait_sampling is
+// preloaded it defines the settings (1.1.4: profile_queries a boolean).
+bool wait_sampling_sample_cpu() {
+    const char *v = GetConfigOption("pg_wait_sampling.sample_cpu", true, false);
+    bool b = true;
+    return v == nullptr || !parse_bool(v, &b) || b;
+}
+
+WaitSamplingQueries wait_sampling_profile_queries() {
+    const char *v = GetConfigOption("pg_wait_sampling.profile_queries", true, false);
+    if (v == nullptr) return kWsQueriesTop;
+    if (pg_strcasecmp(v, "all") == 0) return kWsQueriesAll;
+    if (pg_strcasecmp(v, "none") == 0) return kWsQueriesNone;
+    bool b = true;
+    return parse_bool(v, &b) && !b ? kWsQueriesNone : kWsQueriesTop;
 }
 
 }  // namespace psw

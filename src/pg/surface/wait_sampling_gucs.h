@@ -10,5 +10,13 @@ namespace psw {
 // an error at its load). Call from _PG_init at preload time.
 void define_wait_sampling_gucs();
 
+// What the pg_wait_sampling_* functions honour, in this session:
+// pg_wait_sampling.sample_cpu (processes not waiting shown) and
+// pg_wait_sampling.profile_queries (which queryid: none, the top-level
+// statement's, the running statement's), with pg_wait_sampling's defaults.
+enum WaitSamplingQueries { kWsQueriesNone, kWsQueriesTop, kWsQueriesAll };
+bool wait_sampling_sample_cpu();
+WaitSamplingQueries wait_sampling_profile_queries();
+
 }  // namespace psw
 #pragma GCC visibility pop
