@@ -129,6 +129,12 @@ sub _detect_features
 	}
 	$FEAT{none} = 1;
 	$FEAT{psw_hooks} = 1;
+	# ./run bench measures release builds; the test suite's smoke run of the
+	# benchmarks may meet 19's assertion-enabled build, whose instruction
+	# counts (memory-context checks, clobbered frees) are no figures.
+	$FEAT{release_build} = `pg_config --configure` =~ /--enable-cassert/ ? 0 : 1;
+	$WHY{release_build} = 'PostgreSQL is built with --enable-cassert: its instruction counts are no figures'
+	  unless $FEAT{release_build};
 	my $node = bench_node('probe', 'psw_timing');
 	$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_waits');
 	my $row = '';
@@ -177,7 +183,8 @@ sub _features
 }
 
 # feature(NAME): 1 when the build has it (psw_sampler, psw_profile,
-# psw_timing, pg_wait_sampling, pg_stat_statements; "interposed" is the list
+# psw_timing, pg_wait_sampling, pg_stat_statements, release_build: PostgreSQL
+# without assertions; "interposed" is the list
 # of wrapped calls); feature_why(NAME): why not.
 sub feature { _features(); return $FEAT{ $_[0] } // 0; }
 sub feature_why { _features(); return $WHY{ $_[0] } // ''; }
