@@ -49,14 +49,13 @@ void publish_server(uint8_t state, uint64 queryid, uint64 top_queryid, Timestamp
 // ---- exact timing's timer ----------------------------------------------------------
 
 TimingFlags timing_flags = {false, false, false, false};
-bool timing_commit_calls = true;
 
 static void no_start(uint64_t) {}
 static void no_end() {}
 static bool no_call(uint64_t) { return false; }
 static uint64_t no_statement() { return 0; }
 static const bool timing_never = false;
-static const StatementTimer no_timer = {&timing_never, no_start, no_end,       no_end,  no_end, no_start,
+static const StatementTimer no_timer = {&timing_never, no_start, no_end, no_end, no_start,
                                         no_start,      no_call,  no_statement, no_call, no_end};
 const StatementTimer *timer = &no_timer;
 

@@ -19,9 +19,6 @@ struct StatementTimer {
     // or queryid is 0) / ends, its commit included (a no-op if none is open).
     void (*start)(uint64_t queryid);
     void (*end)();
-    // The main loop committed the open statement's transaction and the
-    // hooks marked it closing (timing_flags), with timing_commit_calls up.
-    void (*commit)();
     // The same end, seen only once a later statement's message had replaced
     // the text in debug_query_string and the status entry: a slow run is
     // kept without text rather than with the other statement's.
@@ -53,34 +50,16 @@ struct StatementTimer {
 // Exact timing's flags, written only by timing and tested inline by the
 // hooks and the wrappers. open: a top-level statement is being timed.
 // log_pending: a slow run's LOG line is still to be written. held: waits of
-// a client's message are held for the statement it is about to begin.
-// closing: the main loop committed the open statement's transaction (an
-// autocommit statement's, or a block's COMMIT): to the hooks it is over,
-// and it ends at the backend's next boundary, the wait for the client's
-// next message or the next statement's start, whose clock reading is its
-// end (the commit reads none). The hooks set it, and clear open, at that
-// commit (timing_commit()). Side by side so that a statement start and a
-// wait for the client test them all with one load.
+// a client's message are held for the statement it is about to begin. Side
+// by side so that a statement start and a wait for the client test them all
+// with one load.
 struct alignas(4) TimingFlags {
     bool open;
     bool log_pending;
     bool held;
-    bool closing;
+    bool unused;
 };
 extern TimingFlags timing_flags;
-// Written by timing: whether a commit must tell it (StatementTimer::commit):
-// the closing statement's row will be the backend's first one held (its
-// slot must say it holds rows before the client hears of the commit), or
-// timing is off (the statement ends at once).
-extern bool timing_commit_calls;
-
-// The main loop committed: the open statement is closing.
-static inline void timing_commit(const StatementTimer *t) {
-    if (!timing_flags.open) return;
-    timing_flags.open = false;
-    timing_flags.closing = true;
-    if (timing_commit_calls) t->commit();
-}
 
 // Preload: the timer the hooks call (until then, one that does nothing).
 void statements_register_timer(const StatementTimer *timer);

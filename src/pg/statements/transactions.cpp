@@ -48,13 +48,6 @@ void timed_over() {
     timer->end();  // (which tests for an open statement itself)
 }
 
-// The main loop committed a transaction: the open statement's work is done
-// (it ends at the backend's next boundary: TimingFlags::closing).
-static inline void timed_committed() {
-    in_top_utility = false;
-    timing_commit(timer);
-}
-
 // A transaction ended. The main loop commits or aborts a client statement's
 // transaction only after its portal has stopped; a transaction that ends
 // while a portal runs belongs to the running statement (CREATE INDEX
@@ -98,7 +91,7 @@ static inline bool ends_server_statement() {
 void xact_callback(XactEvent event, void *) {
     // Every transaction passes here twice: its PRE_COMMIT ends nothing.
     if (event == XACT_EVENT_PRE_COMMIT) return;
-    if (__builtin_expect(event == XACT_EVENT_COMMIT, 1) && ends_server_statement()) return timed_committed();
+    if (__builtin_expect(event == XACT_EVENT_COMMIT, 1) && ends_server_statement()) return timed_over();
     bool aborted;
     switch (event) {
         case XACT_EVENT_COMMIT:

@@ -132,14 +132,8 @@ extern Oid stmt_userid;
 // The open statement's waits per event, for its slow run (flush_waits()
 // hands them over).
 extern StatementWaits stmt_waits;
-// Ends the open statement (a no-op if none is open) or a closing one.
+// Ends the open statement (a no-op if none is open).
 void timing_statement_end();
-// A closing statement (timing_flags.closing) ends at t, the clock reading
-// of the boundary that ends it.
-void timing_statement_close(int64 t);
-// The flag a slot shows while it holds rows: a statement closing too
-// (timing_statement_commit()).
-void mark_rows_held();
 // When the last wait for the client's next message ended, if no statement
 // has begun or ended since and timing stayed on (0 otherwise). The
 // statement that message carries starts there: the wait's own clock reading
@@ -154,13 +148,6 @@ void release_held_waits();
 // ---- the wrappers' cold paths (local_flush.cpp) -------------------------------------------
 // About to wait for the client with a flag up.
 void at_client_read();
-// The flag word's value when only a closing statement is up (client_read()'s
-// common case).
-static inline bool only_closing() {
-    typedef uint32_t __attribute__((may_alias)) FlagWord;
-    static const TimingFlags closing_only = {false, false, false, true};
-    return *reinterpret_cast<const FlagWord *>(&timing_flags) == *reinterpret_cast<const FlagWord *>(&closing_only);
-}
 // The dense index a call of `call` under wait event `info` is counted at.
 uint16_t call_index(BlockingCall call, uint32 info);
 // The index ClientRead is counted at (0, the CPU row's, until the first

@@ -44,24 +44,18 @@ void flush_cpu_rows(int64 now) {
             qt->add(QueryKey{r.queryid, MyDatabaseId, r.userid, cpu, btype}, r.calls, r.ns);
         }
     }
-    // A closing statement's row is still to come: the request is not
-    // answered yet, and the slot keeps saying it holds rows.
-    if (pending_cpu_count != 0 && !timing_flags.closing) {
+    if (pending_cpu_count != 0) {
         BackendSlot *s = my_live_slot();
         if (s != nullptr) __atomic_store_n(&s->cpu_rows_answered, seen_flush_request, __ATOMIC_RELAXED);
         set_rows_held(0);
     }
     pending_cpu_count = 0;
-    timing_commit_calls = true;
 }
-
-void mark_rows_held() { set_rows_held(1); }
 
 __attribute__((noinline)) void hold_new_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
     if (pending_cpu_count == kPendingCpuRows) flush_cpu_rows(now_ns());
     if (pending_cpu_count == 0) set_rows_held(1);
     pending_cpu[pending_cpu_count++] = PendingCpuRow{queryid, userid, calls, ns};
-    timing_commit_calls = !guc_timing;
 }
 
 void flush(int64 now) {
@@ -85,7 +79,7 @@ void flush_waits(int64 now) {
     ts->events.begin();
     // While a statement is open every attributed wait is one of its own
     // (nested ids included: a change of id flushes first).
-    const bool to_statement = timing_flags.open || timing_flags.closing;
+    const bool to_statement = timing_flags.open;
     local_timing.drain([&](uint16_t idx, const EventCounters &c, uint64_t qcalls, uint64_t qns) {
         ts->events.add(btype, idx, c);
         if (qcalls != 0 && qid != 0) {
@@ -113,8 +107,6 @@ void register_exit_hook() {
 
 // About to wait for the client with a flag up (one load tests them all).
 __attribute__((noinline)) void at_client_read() {
-    // A committed statement ends here.
-    if (timing_flags.closing) timing_statement_close(now_ns());
     // A statement open: the statement hooks decide whether it is over
     // (statements_client_read()).
     if (timing_flags.open) statements_client_read();
@@ -158,7 +150,6 @@ void timing_flush_own() {
     // Timing turned off (or a reader's statement, which has begun already):
     // a message that arrived before is no start for a later statement.
     message_arrived_ns = 0;
-    if (timing_flags.closing) timing_statement_close(now_ns());
     if (anything_pending()) flush(now_ns());
 }
 

@@ -22,10 +22,6 @@ int64 message_arrived_ns = 0;
 StatementWaits stmt_waits;
 // The open statement is being ended by the next one's start.
 static bool ending_late = false;
-// PostgreSQL's start of the client message the statement began in: a
-// closing statement that a later statement of the same message ends keeps
-// its text.
-static TimestampTz stmt_message = 0;
 // Waits of a client's message before its statement began (held_waits.h):
 // parse analysis locking its tables, a Bind locking its cached plan's.
 static HeldWaits held_waits;
@@ -120,7 +116,6 @@ static inline bool begin_statement(uint64 queryid) {
     if (!guc_timing || queryid == 0 || !(process_times_statements || decide_process_times_statements()))
         return false;
     stmt_userid = GetUserId();
-    stmt_message = MyBEEntry != nullptr ? MyBEEntry->st_activity_start_timestamp : 0;
     int64 t = arrived != 0 ? arrived : now_ns();
     ledger.start(queryid, t);
     stmt_start_ns = t;
@@ -135,23 +130,10 @@ void timing_statement_end_late() {
     ending_late = false;
 }
 
-// A statement start with a flag up: a committed statement that never waited
-// for its client (a later statement of the same query string, or a
-// pipelining client's next message) ends here, the statement that is still
-// open (its end was missed) too; either may leave a slow run's LOG line,
-// which can be written here (a hook runs: timing.h); held waits go to the
-// new statement.
+// A statement start with a flag up: the statement that is still open (its
+// end was missed) ends, and may leave a slow run's LOG line, which can be
+// written here (a hook runs: timing.h); held waits go to the new statement.
 __attribute__((noinline)) static void statement_start_flagged(uint64 queryid) {
-    if (timing_flags.closing) {
-        const int64 t = now_ns();
-        // Another client message has replaced the committed statement's
-        // text since its commit (a pipelining client): a slow run is kept
-        // without it.
-        ending_late = MyBEEntry == nullptr || MyBEEntry->st_activity_start_timestamp != stmt_message;
-        timing_statement_close(t);
-        ending_late = false;
-        if (t - last_cpu_flush_ns >= kFlushIntervalNs) flush_cpu_rows(t);
-    }
     if (timing_flags.open) timing_statement_end_late();
     if (timing_flags.log_pending) executions_write_log();
     bool begun = begin_statement(queryid);
@@ -207,47 +189,20 @@ __attribute__((noinline, cold)) static void capture_slow_run(int64 t) {
                        stmt_start_ns == adopted_start_ns ? adopted_query_start : 0);
 }
 
-// The statement's end at t: its last waits under their ids (and into
-// stmt_waits), its slow run, its ledger's rows held.
-void timing_statement_close(int64 t) {
-    if (attributed_pending()) flush_waits(t);
+void timing_statement_end() {
+    if (!timing_flags.open) return;
+    int64 t = now_ns();
+    if (attributed_pending()) flush_waits(t);  // its waits, under their ids (and into stmt_waits)
+    timing_flags.open = false;
     pending_queryid = 0;
-    timing_flags.closing = false;
+    message_arrived_ns = 0;  // a pipelined next statement reads the clock
     // Slow executions: the one comparison every statement pays.
     if (__builtin_expect(t - stmt_start_ns >= capture_min_ns, 0)) capture_slow_run(t);
     ledger.close(t, spill_row);
-}
-
-// The statement that is open, or closing, ends now.
-void timing_statement_end() {
-    if (!timing_flags.open) {
-        if (timing_flags.closing) timing_statement_close(now_ns());
-        return;
-    }
-    int64 t = now_ns();
-    timing_flags.open = false;
-    timing_flags.closing = true;  // (flush_waits() hands its waits to stmt_waits)
-    message_arrived_ns = 0;  // a pipelined next statement reads the clock
-    timing_statement_close(t);
     // A backend that never goes idle (a pipelining client) still publishes
     // its CPU rows once a second; the statement that turned timing off
     // publishes them at once (no wrapper flushes them later).
     if (t - last_cpu_flush_ns >= kFlushIntervalNs || !guc_timing) flush_cpu_rows(t);
-}
-
-// The main loop committed the statement's transaction, which now waits,
-// closing, for the clock reading of the backend's next boundary (the wait
-// for the client's next message: client_read(); or the next statement's
-// start). Called only when timing_commit_calls: until that boundary its
-// row is in no table, so with none held yet the slot says it holds rows,
-// and a reader that asks waits for that boundary
-// (timing_collect_held_rows()). With timing just turned off no wrapper
-// would see that boundary: the statement ends here.
-void timing_statement_commit() {
-    if (__builtin_expect(guc_timing, 1)) return mark_rows_held();
-    const int64 t = now_ns();
-    timing_statement_close(t);
-    flush_cpu_rows(t);
 }
 
 // ---- the hooks' timer and the settings -----------------------------------------------
@@ -256,7 +211,6 @@ static const StatementTimer statement_timer = {
     &guc_timing,
     timing_statement_start,
     timing_statement_end,
-    timing_statement_commit,
     timing_statement_end_late,
     timing_attribute,
     timing_count_call,
@@ -282,7 +236,6 @@ static void assign_capture_min_duration(int newval, void *) {
 // paths they take.
 static void assign_timing(bool newval, void *) {
     if (!newval) timing_flush_own();
-    timing_commit_calls = !newval || pending_cpu_count == 0;
     statements_timer_switched(newval);
 }
 

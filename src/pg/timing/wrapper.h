@@ -117,16 +117,8 @@ static inline int wait_for_client(int (*real)(int, struct epoll_event *, int, in
 // its own.
 __attribute__((noinline, unused)) static int client_read(int (*real)(int, struct epoll_event *, int, int), int epfd,
                                                  struct epoll_event *events, int maxevents, int timeout) {
-    int64 t0 = now_ns();
-    // The statement the last message committed ends where this wait begins.
-    if (__builtin_expect(any_flag(), 1)) {
-        if (__builtin_expect(only_closing(), 1)) {
-            timing_statement_close(t0);
-        } else {
-            at_client_read();
-            t0 = now_ns();
-        }
-    }
+    if (__builtin_expect(any_flag(), 0)) at_client_read();
+    const int64 t0 = now_ns();
     if (anything_pending()) {
         if (t0 - last_flush_ns >= kFlushIntervalNs || attributed_pending())
             flush(t0);
