@@ -108,15 +108,15 @@ static inline int wait_for_client(int (*real)(int, struct epoll_event *, int, in
 }
 
 // epoll_wait under ClientRead: the wait for a client's next message, once
-// per statement of a client backend, so it has a path of its own. The wait
-// publishes what is pending before it sleeps (the per-query rows only if a
-// reader asked for them since they were last published: the rest goes in
-// wait_for_client() once the client keeps the backend waiting kIdleFlushMs),
-// and its own clock reading at the end is where the statement the message
-// carries starts (message_arrived_ns), so the statement reads no clock of
-// its own.
-__attribute__((noinline, unused)) static int client_read(int (*real)(int, struct epoll_event *, int, int), int epfd,
-                                                 struct epoll_event *events, int maxevents, int timeout) {
+// per statement of a client backend, so it has a path of its own (W is its
+// wrapper, whose real epoll_wait it calls). The wait publishes what is
+// pending before it sleeps (the per-query rows only if a reader asked for
+// them since they were last published: the rest goes in wait_for_client()
+// once the client keeps the backend waiting kIdleFlushMs), and its own
+// clock reading at the end is where the statement the message carries
+// starts (message_arrived_ns), so the statement reads no clock of its own.
+template <typename W>
+__attribute__((noinline)) static int client_read(int epfd, struct epoll_event *events, int maxevents, int timeout) {
     if (__builtin_expect(any_flag(), 0)) at_client_read();
     const int64 t0 = now_ns();
     if (anything_pending()) {
@@ -130,12 +130,21 @@ __attribute__((noinline, unused)) static int client_read(int (*real)(int, struct
         *reinterpret_cast<volatile uint32 *>(&s->wait_start_info) = WAIT_EVENT_CLIENT_READ;
         __atomic_store_n(&s->wait_start_ns, t0, __ATOMIC_RELEASE);
     }
-    const int r = wait_for_client(real, epfd, events, maxevents, timeout);
+    const int r = wait_for_client(W::real, epfd, events, maxevents, timeout);
     const int64 t1 = now_ns();
     if (s != nullptr) __atomic_store_n(&s->wait_start_ns, 0, __ATOMIC_RELEASE);
     if (__builtin_expect(!exit_hook_registered, 0)) register_exit_hook();
     uint16_t idx = client_read_index;
     if (__builtin_expect(idx == 0, 0)) idx = client_read_index = call_index(kCallEpollWait, WAIT_EVENT_CLIENT_READ);
+    // The usual case: no statement open, nothing attributed pending. The
+    // message that came starts the next statement here, and the wait is
+    // outside any (its counters' address kept, no id to attribute).
+    if (__builtin_expect(!timing_flags.open && pending_queryid == 0, 1)) {
+        message_arrived_ns = t1;
+        local_timing.add_to(local_timing.ev[idx], idx, static_cast<uint64_t>(t1 - t0));
+        end_call_tail(t1);
+        return r;
+    }
     // A statement still open (COPY FROM STDIN, a portal suspended inside a
     // running statement) owns the wait; otherwise the message that came
     // starts the next statement here.
@@ -184,7 +193,7 @@ struct Wrapper<C, R(A...)> {
             if constexpr (C == kCallEpollWait) {
                 if (MyProc != nullptr &&
                     *static_cast<volatile uint32 *>(my_wait_event_info) == WAIT_EVENT_CLIENT_READ)
-                    return client_read(real, a...);
+                    return client_read<Wrapper>(a...);
             }
             return timed(a...);
         }
