@@ -60,7 +60,15 @@ struct LocalTiming {
     uint16_t ntouched;
 
     void add(uint16_t idx, uint64_t ns, bool attribute) {
-        EventCounters &e = ev[idx];
+        add_to(ev[idx], idx, ns);
+        if (attribute) {
+            q_calls[idx]++;
+            q_ns[idx] += ns;
+        }
+    }
+    // A call of ns under idx, outside any query: e is ev[idx], its address
+    // kept by a caller that adds to one index again and again.
+    void add_to(EventCounters &e, uint16_t idx, uint64_t ns) {
         // The bound only matters if a foreign thread raced us into the
         // wrapper (PostgreSQL backends are single-threaded): never overflow.
         if (e.calls == 0 && ntouched < kMaxWaitIndex) touched[ntouched++] = idx;
@@ -68,10 +76,6 @@ struct LocalTiming {
         e.total_ns += ns;
         if (ns > e.max_ns) e.max_ns = ns;
         e.hist[hist_bucket(ns)]++;
-        if (attribute) {
-            q_calls[idx]++;
-            q_ns[idx] += ns;
-        }
     }
     bool pending() const { return ntouched != 0; }
 

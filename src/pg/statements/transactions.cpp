@@ -89,6 +89,8 @@ static inline bool ends_server_statement() {
 // statement's commit) is tested first and ends in a tail call; everything
 // else, and the mode change, is out of line.
 void xact_callback(XactEvent event, void *) {
+    // Every transaction passes here twice: its PRE_COMMIT ends nothing.
+    if (event == XACT_EVENT_PRE_COMMIT) return;
     if (__builtin_expect(event == XACT_EVENT_COMMIT, 1) && ends_server_statement()) return timed_over();
     bool aborted;
     switch (event) {

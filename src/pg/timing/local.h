@@ -150,6 +150,9 @@ void release_held_waits();
 void at_client_read();
 // The dense index a call of `call` under wait event `info` is counted at.
 uint16_t call_index(BlockingCall call, uint32 info);
+// The index ClientRead is counted at (0, the CPU row's, until the first
+// wait for a client looks it up).
+extern uint16_t client_read_index;
 // Output to the client with a statement open, outside any wait event.
 void sent_with_statement_open();
 

@@ -118,6 +118,8 @@ __attribute__((noinline)) void at_client_read() {
     if (timing_flags.held) release_held_waits();
 }
 
+uint16_t client_read_index = 0;
+
 // The dense index a call of `call` under wait event `info` is counted at.
 __attribute__((noinline)) uint16_t call_index(BlockingCall call, uint32 info) {
     return info == 0 ? unreported_index(call) : wait_index(info);

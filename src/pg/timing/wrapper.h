@@ -27,26 +27,14 @@ namespace psw {
 
 // Before the real call: publish the wait's start; flush what is pending
 // when a second has passed or the process is about to sleep idle (so an
-// idle backend's counters are never held back). The epoll_wait for a
-// client's next message (when the call is that one: idle_flush_later)
-// leaves what is pending to wait_for_client(), which flushes it only if the
-// client keeps the backend waiting.
-__attribute__((always_inline)) static inline int64 begin_call(uint32 info, bool idle_flush_later) {
+// idle backend's counters are never held back). (The wait for a client's
+// next message has a path of its own: client_read() below.)
+__attribute__((always_inline)) static inline int64 begin_call(uint32 info) {
     if (__builtin_expect(any_flag(), 0) && info == WAIT_EVENT_CLIENT_READ) at_client_read();
     int64 t0 = now_ns();
-    if (anything_pending()) {
-        const bool due = t0 - last_flush_ns >= kFlushIntervalNs;
-        // The wait for the client leaves what is pending to
-        // wait_for_client(), which publishes it once the client has kept the
-        // backend waiting kIdleFlushMs; the finished statements' CPU rows go
-        // at once only if a reader asked for them since they were last
-        // published (timing_collect_held_rows()).
-        if (idle_flush_later && !due && !attributed_pending()) {
-            if (pending_cpu_count != 0 && rows_requested()) flush_cpu_rows(t0);
-        } else if (info == WAIT_EVENT_CLIENT_READ || (info & 0xFF000000U) == PG_WAIT_ACTIVITY || due) {
-            flush(t0);
-        }
-    }
+    if (anything_pending() && (info == WAIT_EVENT_CLIENT_READ || (info & 0xFF000000U) == PG_WAIT_ACTIVITY ||
+                               t0 - last_flush_ns >= kFlushIntervalNs))
+        flush(t0);
     // The live wait start is shown only next to the wait event the process
     // reports (live_wait_ms()): a call under none publishes nothing, and
     // end_call() has nothing to clear.
@@ -64,9 +52,21 @@ static inline void end_call_tail(int64 t1) {
     if (t1 - last_flush_ns >= kFlushIntervalNs) flush(t1);
 }
 
+// The waits after the real call go to qid: a change of id publishes what
+// the previous one had first.
+__attribute__((always_inline)) static inline void add_attributed(uint16_t idx, uint64 qid, int64 t0, int64 t1) {
+    if (qid != pending_queryid) {
+        if (attributed_pending()) flush(t1);
+        pending_queryid = qid;
+        pending_userid = timing_flags.open ? stmt_userid : (qid != 0 ? GetUserId() : InvalidOid);
+    }
+    local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
+    end_call_tail(t1);
+}
+
 // Inlined into each wrapper: a call and a second register save per timed
 // call would cost more than the code it duplicates.
-__attribute__((always_inline)) static inline void end_call(uint32 info, uint16_t idx, int64 t0, bool client_wait) {
+__attribute__((always_inline)) static inline void end_call(uint32 info, uint16_t idx, int64 t0) {
     int64 t1 = now_ns();
     if (info != 0 && live_slot != nullptr) __atomic_store_n(&live_slot->wait_start_ns, 0, __ATOMIC_RELEASE);
     if (__builtin_expect(!exit_hook_registered, 0)) register_exit_hook();
@@ -77,19 +77,11 @@ __attribute__((always_inline)) static inline void end_call(uint32 info, uint16_t
     if (timing_flags.open) {
         qid = ledger.current();
         ledger.add_wait(static_cast<uint64_t>(t1 - t0));
-    } else if (client_wait)
-        message_arrived_ns = t1;  // where the statement it carries starts
-    else if (IsParallelWorker())
+    } else if (IsParallelWorker())
         qid = current_queryid();
     else if (hold_wait(info, idx, t0, t1))
         return end_call_tail(t1);
-    if (qid != pending_queryid) {
-        if (attributed_pending()) flush(t1);
-        pending_queryid = qid;
-        pending_userid = timing_flags.open ? stmt_userid : (qid != 0 ? GetUserId() : InvalidOid);
-    }
-    local_timing.add(idx, static_cast<uint64_t>(t1 - t0), qid != 0);
-    end_call_tail(t1);
+    add_attributed(idx, qid, t0, t1);
 }
 
 // The wait for a client's next message (epoll_wait under ClientRead). A
@@ -113,6 +105,58 @@ static inline int wait_for_client(int (*real)(int, struct epoll_event *, int, in
     if (n != 0) return n;
     flush(now_ns());
     return real(epfd, events, maxevents, timeout < 0 ? -1 : timeout - kIdleFlushMs);
+}
+
+// epoll_wait under ClientRead: the wait for a client's next message, once
+// per statement of a client backend, so it has a path of its own (W is its
+// wrapper, whose real epoll_wait it calls). The wait publishes what is
+// pending before it sleeps (the per-query rows only if a reader asked for
+// them since they were last published: the rest goes in wait_for_client()
+// once the client keeps the backend waiting kIdleFlushMs), and its own
+// clock reading at the end is where the statement the message carries
+// starts (message_arrived_ns), so the statement reads no clock of its own.
+template <typename W>
+__attribute__((noinline)) static int client_read(int epfd, struct epoll_event *events, int maxevents, int timeout) {
+    if (__builtin_expect(any_flag(), 0)) at_client_read();
+    const int64 t0 = now_ns();
+    if (anything_pending()) {
+        if (t0 - last_flush_ns >= kFlushIntervalNs || attributed_pending())
+            flush(t0);
+        else if (pending_cpu_count != 0 && rows_requested())
+            flush_cpu_rows(t0);
+    }
+    BackendSlot *s = my_live_slot();
+    if (s != nullptr) {
+        *reinterpret_cast<volatile uint32 *>(&s->wait_start_info) = WAIT_EVENT_CLIENT_READ;
+        __atomic_store_n(&s->wait_start_ns, t0, __ATOMIC_RELEASE);
+    }
+    const int r = wait_for_client(W::real, epfd, events, maxevents, timeout);
+    const int64 t1 = now_ns();
+    if (s != nullptr) __atomic_store_n(&s->wait_start_ns, 0, __ATOMIC_RELEASE);
+    if (__builtin_expect(!exit_hook_registered, 0)) register_exit_hook();
+    uint16_t idx = client_read_index;
+    if (__builtin_expect(idx == 0, 0)) idx = client_read_index = call_index(kCallEpollWait, WAIT_EVENT_CLIENT_READ);
+    // The usual case: no statement open, nothing attributed pending. The
+    // message that came starts the next statement here, and the wait is
+    // outside any (its counters' address kept, no id to attribute).
+    if (__builtin_expect(!timing_flags.open && pending_queryid == 0, 1)) {
+        message_arrived_ns = t1;
+        local_timing.add_to(local_timing.ev[idx], idx, static_cast<uint64_t>(t1 - t0));
+        end_call_tail(t1);
+        return r;
+    }
+    // A statement still open (COPY FROM STDIN, a portal suspended inside a
+    // running statement) owns the wait; otherwise the message that came
+    // starts the next statement here.
+    uint64 qid = 0;
+    if (timing_flags.open) {
+        qid = ledger.current();
+        ledger.add_wait(static_cast<uint64_t>(t1 - t0));
+    } else {
+        message_arrived_ns = t1;
+    }
+    add_attributed(idx, qid, t0, t1);
+    return r;
 }
 
 // One wrapper per interposed call, generated from its signature.
@@ -146,23 +190,25 @@ struct Wrapper<C, R(A...)> {
             return real(a...);
         } else {
             if (__builtin_expect(!guc_timing, 1)) return real(a...);
+            if constexpr (C == kCallEpollWait) {
+                if (MyProc != nullptr &&
+                    *static_cast<volatile uint32 *>(my_wait_event_info) == WAIT_EVENT_CLIENT_READ)
+                    return client_read<Wrapper>(a...);
+            }
             return timed(a...);
         }
     }
 
     __attribute__((noinline)) static R timed(A... a) {
-        if (MyProc == nullptr || my_wait_event_info == nullptr) return real(a...);  // postmaster, logger
+        // (my_wait_event_info is never null: PostgreSQL points it at a
+        // process-local word until the process has its PGPROC.)
+        if (MyProc == nullptr) return real(a...);  // postmaster, logger
         uint32 info = *static_cast<volatile uint32 *>(my_wait_event_info);
-        const bool client_wait = C == kCallEpollWait && info == WAIT_EVENT_CLIENT_READ;
-        int64 t0 = begin_call(info, client_wait);
-        R r;
-        if constexpr (C == kCallEpollWait)
-            r = client_wait ? wait_for_client(real, a...) : real(a...);
-        else
-            r = real(a...);
+        int64 t0 = begin_call(info);
         // errno is the real call's: nothing after it (the clock, plain
         // adds, a flush's atomic adds) calls into libc or sets it.
-        end_call(info, index_of(info), t0, client_wait);
+        R r = real(a...);
+        end_call(info, index_of(info), t0);
         return r;
     }
 };
