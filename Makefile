@@ -121,10 +121,21 @@ endif
 ifeq ($(WITH_REPORT),yes)
 REPORT_BIN = tools/report/pg_stat_waits_report
 REPORT_SRCS = $(PSW_REPORT_CORE_SOURCES) $(PSW_REPORT_MAIN_SOURCES)
+# serve's web config: yaml-cpp, libxcrypt (bcrypt), OpenSSL (TLS).
+REPORT_PKGS = libpqxx prometheus-cpp-pull yaml-cpp libxcrypt libssl libcrypto
 REPORT_CXXFLAGS = -std=c++17 -O2 -g $(PSW_WARNINGS) $(if $(PSW_WERROR),-Werror) \
-                  $(shell pkg-config --cflags libpqxx prometheus-cpp-pull) -I$(shell $(PG_CONFIG) --includedir)
-REPORT_LIBS = $(shell pkg-config --libs libpqxx prometheus-cpp-pull) -lcivetweb-cpp -lcivetweb -lpthread \
-              -L$(shell $(PG_CONFIG) --libdir) -lpq
+                  $(shell pkg-config --cflags $(REPORT_PKGS)) -I$(shell $(PG_CONFIG) --includedir)
+REPORT_LIBS = $(shell pkg-config --libs $(REPORT_PKGS)) -lcivetweb-cpp -lcivetweb -lpthread \
+              -L$(shell $(PG_CONFIG) --libdir) -lpq $(REPORT_RPATH)
+# TLS with libssl3 alone: civetweb (Debian 12's 1.15) loads OpenSSL by
+# dlopen("libssl.so") and dlopen("libcrypto.so"), names only libssl-dev
+# ships. The program carries a DT_RPATH (which, unlike DT_RUNPATH, dlopen
+# calls made by its libraries search too) to a directory of its own beside
+# bindir, where install-report makes those two names point at the runtime
+# libraries the program itself links (libssl.so.3, libcrypto.so.3).
+REPORT_TLS_DIR = $(bindir)/../lib/pg_stat_waits_report
+REPORT_RPATH = -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib/pg_stat_waits_report'
+report_runtime_lib = $(shell readlink -f "$$($(CXX) -print-file-name=$(1))")
 
 all: $(REPORT_BIN)
 
@@ -135,10 +146,14 @@ install: install-report
 install-report: $(REPORT_BIN)
 	$(MKDIR_P) '$(DESTDIR)$(bindir)'
 	$(INSTALL_PROGRAM) $(REPORT_BIN) '$(DESTDIR)$(bindir)/pg_stat_waits_report'
+	$(MKDIR_P) '$(DESTDIR)$(REPORT_TLS_DIR)'
+	ln -sf '$(call report_runtime_lib,libssl.so)' '$(DESTDIR)$(REPORT_TLS_DIR)/libssl.so'
+	ln -sf '$(call report_runtime_lib,libcrypto.so)' '$(DESTDIR)$(REPORT_TLS_DIR)/libcrypto.so'
 
 uninstall: uninstall-report
 uninstall-report:
-	rm -f '$(DESTDIR)$(bindir)/pg_stat_waits_report'
+	rm -f '$(DESTDIR)$(bindir)/pg_stat_waits_report' '$(DESTDIR)$(REPORT_TLS_DIR)/libssl.so' \
+	  '$(DESTDIR)$(REPORT_TLS_DIR)/libcrypto.so'
 
 EXTRA_CLEAN += $(REPORT_BIN)
 .PHONY: install-report uninstall-report

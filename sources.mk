@@ -16,10 +16,12 @@ PSW_TEST_HOOK_SOURCES = src/pg/testing/*.cpp
 PSW_REPORT_CORE_SOURCES = tools/report/cli.cpp tools/report/duration.cpp tools/report/svg_chart.cpp \
   tools/report/report_html.cpp tools/report/top_screen.cpp tools/report/prom_metrics.cpp \
   tools/report/load_model.cpp tools/report/html_parts.cpp tools/report/page_html.cpp \
-  tools/report/wait_series.cpp
+  tools/report/wait_series.cpp tools/report/web_config.cpp tools/report/basic_auth.cpp \
+  tools/report/http_guard.cpp
 # ... and the libpqxx program around it (with the Prometheus endpoint).
 PSW_REPORT_MAIN_SOURCES = tools/report/main.cpp tools/report/pg_data.cpp tools/report/terminal.cpp \
-  tools/report/exporter.cpp tools/report/pg_window.cpp tools/report/live_page.cpp
+  tools/report/exporter.cpp tools/report/pg_window.cpp tools/report/live_page.cpp \
+  tools/report/serve_http.cpp tools/report/tls_context.cpp
 
 # Warning flags of every C++ translation unit, written once. -Werror is added
 # only on request (make PSW_WERROR=1, cmake -DPSW_WERROR=ON; ./run sets it).

@@ -17,7 +17,7 @@ PG_CONFIG=${PG_CONFIG:-$PSW_PG15_CONFIG}
 # the report tool, copies the tree for the cluster user (rsync) and drives
 # psql and pgbench from Perl (IPC::Run): the base list alone.
 PSW_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib clang-14 llvm-14 g++ make
-  pkg-config libpqxx-dev prometheus-cpp-dev procps rsync libipc-run-perl)
+  pkg-config libpqxx-dev prometheus-cpp-dev libyaml-cpp-dev libssl-dev libcrypt-dev procps rsync libipc-run-perl)
 # ./run build and ./run test add the unit tests (CMake, GoogleTest), the TAP
 # and pgTAP harness, valgrind, the compat test's pg_wait_sampling, and what
 # the report, exporter and browser checks drive.
@@ -25,7 +25,7 @@ PSW_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib clang-14
 # PoWA's archivist (15 only) is a client of the pg_wait_sampling drop-in's test.
 PSW_PACKAGES_TEST=(cmake libgtest-dev postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
   libipc-run-perl valgrind postgresql-15-pg-wait-sampling postgresql-15-powa rsync chromium tmux python3
-  python3-yaml jq prometheus gnuplot-nox sqlsmith)
+  python3-yaml jq prometheus gnuplot-nox sqlsmith curl openssl iproute2)
 # ./run bench adds callgrind, its peer pg_wait_sampling, the plots and the TAP harness.
 # shellcheck disable=SC2034  # ./run picks the list
 PSW_PACKAGES_BENCH=(valgrind postgresql-15-pg-wait-sampling gnuplot-nox libipc-run-perl rsync)

@@ -14,8 +14,9 @@ std::string usage_text() {
            "  pg_stat_waits_report report [--since 1h | --from TIME [--to TIME]] [--compare BASELINE]\n"
            "                              [--slice class] [--bucket 1min] [--top N] --html FILE [conn options]\n"
            "  pg_stat_waits_report top [--interval 1s] [--once] [--plain] [--count N] [conn options]\n"
-           "  pg_stat_waits_report serve [--listen [ADDR]:PORT] [--config FILE] [--target NAME=DSN]...\n"
-           "                             [--top N] [--histogram-events N] [--slow-interval 1min] [conn options]\n"
+           "  pg_stat_waits_report serve [--listen [ADDR]:PORT] [--web.config.file FILE] [--config FILE]\n"
+           "                             [--target NAME=DSN]... [--top N] [--histogram-events N]\n"
+           "                             [--slow-interval 1min] [conn options]\n"
            "\n"
            "report: writes one self-contained HTML file (inline SVG, no network): database load (average active\n"
            "        sessions) with a line at the server's CPU count, top SQL by load, top blocking sessions, top\n"
@@ -28,7 +29,8 @@ std::string usage_text() {
            "top:    live view refreshing every second: sessions now and top waits of the last minute; q or\n"
            "        Ctrl-C quits. When stdout is not a terminal (or with --plain/--once) it prints plain text:\n"
            "        --once one snapshot, --count N that many, else until interrupted.\n"
-           "serve:  Prometheus exporter on --listen (default :9866). /metrics reads every target;\n"
+           "serve:  Prometheus exporter on --listen (default :9866); serve --help says who may read what.\n"
+           "        /metrics reads every target;\n"
            "        /probe?target=NAME reads one; /report/NAME is that target's live report page (window,\n"
            "        slice and comparison picked on the page, generated on each request). Targets: --config FILE (lines NAME = connection string)\n"
            "        and --target NAME=DSN; with neither, the connection options make one target \"default\".\n"
@@ -44,6 +46,36 @@ std::string usage_text() {
            "  -d, --dbname=DBNAME  database name, or a connection string / URI\n"
            "  --help               this text\n"
            "  --version            the tool's version\n";
+}
+
+std::string serve_usage_text() {
+    return "pg_stat_waits_report serve: Prometheus exporter and live report pages\n"
+           "\n"
+           "Who may read what. Without --web.config.file: /metrics and /probe answer anyone who reaches\n"
+           "--listen (numbers and query ids, as other Prometheus exporters); /report/NAME shows statement\n"
+           "texts and answers only this host (127.0.0.0/8, ::1; any other peer gets 403). For remote\n"
+           "readers, a reverse proxy on this host must carry the login, or --web.config.file FILE configures\n"
+           "one: the Prometheus exporter-toolkit format (tls_server_config: cert_file, key_file, min_version,\n"
+           "max_version, client_auth_type, client_ca_file; basic_auth_users: NAME: bcrypt hash). Then every\n"
+           "path asks for that login, and /report/ opens to whoever passes it. Fields this tool does not\n"
+           "implement are refused by name.\n"
+           "\n"
+           "Usage:\n"
+           "  pg_stat_waits_report serve [--listen [ADDR]:PORT] [--web.config.file FILE] [--config FILE]\n"
+           "                             [--target NAME=DSN]... [--top N] [--histogram-events N]\n"
+           "                             [--slow-interval 1min] [conn options]\n"
+           "\n"
+           "  --listen [ADDR]:PORT   where to listen (default :9866, every IPv4 address; [::]:PORT for IPv6)\n"
+           "  --web.config.file FILE TLS and login (see above)\n"
+           "  --config FILE          targets, one per line: NAME = libpq connection string\n"
+           "  --target NAME=DSN      one more target; with no target, the connection options make \"default\"\n"
+           "  --top N                queries per target (default 20)\n"
+           "  --histogram-events N   events with a duration histogram (default 64)\n"
+           "  --slow-interval DUR    how often per-query exact times are re-read (default 1min)\n"
+           "\n"
+           "Paths: /metrics (every target), /probe?target=NAME (one), /report/NAME (the live page).\n"
+           "HTTP: GET and HEAD only; request line and headers up to 8 KiB; a request head (and TLS\n"
+           "handshake) must arrive within 10 s; 64 requests are served at once (docs/exporters.md).\n";
 }
 
 std::string version_text() { return "pg_stat_waits_report (pg_stat_waits) 1.2\n"; }
@@ -140,6 +172,9 @@ ParseResult parse_args(const std::vector<std::string> &args) {
             }
         } else if (a == "--listen") {
             if (!next(&o.listen) || o.listen.empty()) return fail("option --listen needs [ADDRESS]:PORT");
+        } else if (a == "--web.config.file") {
+            if (!next(&o.web_config_path) || o.web_config_path.empty())
+                return fail("option --web.config.file needs a file name");
         } else if (a == "--config") {
             if (!next(&o.config_path) || o.config_path.empty()) return fail("option --config needs a file name");
         } else if (a == "--target") {

@@ -33,6 +33,7 @@ struct Options {
     // serve
     std::string listen = ":9866";
     std::string config_path;                                  // NAME = DSN lines
+    std::string web_config_path;  // exporter-toolkit web config: TLS, basic auth (web_config.h)
     std::vector<std::pair<std::string, std::string>> targets;  // --target NAME=DSN
     int histogram_events = 64;  // most events with a duration histogram, per target
     double slow_interval_s = 60;  // per-query timing table read at most this often
@@ -46,6 +47,8 @@ struct ParseResult {
 
 ParseResult parse_args(const std::vector<std::string> &args);
 std::string usage_text();
+// `serve --help`: who may read what comes first.
+std::string serve_usage_text();
 // "pg_stat_waits_report (pg_stat_waits) 1.2": the extension version whose
 // objects this build knows; older ones are read as far as they go.
 std::string version_text();

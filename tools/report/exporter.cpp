@@ -9,10 +9,6 @@
 // --slow-interval.
 #include "exporter.h"
 
-#include <CivetServer.h>
-#include <civetweb.h>
-#include <signal.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -22,16 +18,15 @@
 #include <memory>
 #include <mutex>
 #include <pqxx/pqxx>
-#include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
-#include <prometheus/text_serializer.h>
 #include <set>
 #include <sstream>
 
-#include "live_page.h"
 #include "pg_data.h"
 #include "pg_util.h"
 #include "prom_metrics.h"
+#include "serve_http.h"
+#include "tls_context.h"
+#include "web_config.h"
 
 namespace psw_report {
 
@@ -40,11 +35,7 @@ namespace {
 using prometheus::MetricFamily;
 using namespace psw_report::prom;
 
-void log_line(const std::string &s) {
-    static std::mutex mu;
-    std::lock_guard<std::mutex> g(mu);
-    std::cerr << "pg_stat_waits_report serve: " << s << std::endl;
-}
+void log_line(const std::string &s) { serve_log(s); }
 
 class Target {
 public:
@@ -315,84 +306,7 @@ private:
     CounterGuard guard_;
 };
 
-std::vector<std::unique_ptr<Target>> g_targets;
-
-Target *find_target(const std::string &name) {
-    for (auto &t : g_targets)
-        if (t->name() == name) return t.get();
-    return nullptr;
-}
-
-// /metrics: every target, one after the other.
-class AllTargets : public prometheus::Collectable {
-public:
-    std::vector<MetricFamily> Collect() const override {
-        std::vector<std::vector<MetricFamily>> parts;
-        for (auto &t : g_targets) parts.push_back(t->collect());
-        return merge_families(std::move(parts));
-    }
-};
-
-void reply(mg_connection *c, int status, const char *reason, const std::string &type, const std::string &body) {
-    mg_printf(c,
-              "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-cache\r\n"
-              "Connection: close\r\n\r\n",
-              status, reason, type.c_str(), body.size());
-    mg_write(c, body.data(), body.size());
-}
-
-// /probe?target=NAME (blackbox_exporter's style): one configured target.
-// prometheus-cpp's Exposer has no access to the query string, so this is
-// civetweb's begin_request hook; any other path goes on to the Exposer.
-int begin_request(mg_connection *c) {
-    try {
-        const mg_request_info *ri = mg_get_request_info(c);
-        const char *uri = ri->local_uri ? ri->local_uri : "";
-        if (std::strcmp(uri, "/") == 0) {
-            std::string body = "<html><head><title>pg_stat_waits exporter</title></head><body><h1>pg_stat_waits "
-                               "exporter</h1><p><a href=\"/metrics\">/metrics</a> (all targets)</p><ul>";
-            for (auto &t : g_targets)
-                body += "<li>" + t->name() + ": <a href=\"/report/" + t->name() + "\">live report</a>, <a href=\"/probe?target=" +
-                        t->name() + "\">/probe?target=" + t->name() + "</a></li>";
-            reply(c, 200, "OK", "text/html; charset=utf-8", body + "</ul></body></html>\n");
-            return 200;
-        }
-        if (std::strncmp(uri, "/report/", 8) == 0) {
-            Target *t = find_target(uri + 8);
-            if (!t) {
-                reply(c, 404, "Not Found", "text/plain", "unknown target \"" + std::string(uri + 8) + "\"\n");
-                return 404;
-            }
-            // Its own connection, per request: a page may take longer than a
-            // scrape and must not hold the target's scrape lock.
-            PageReply p = live_report_page(uri, ri->query_string ? ri->query_string : "", t->conninfo(),
-                                           std::min(t->top_n(), 25));
-            reply(c, p.status, p.status == 200 ? "OK" : "Error", p.content_type, p.body);
-            return p.status;
-        }
-        if (std::strcmp(uri, "/probe") != 0) return 0;
-        char name[256] = "";
-        int n = ri->query_string ? mg_get_var(ri->query_string, std::strlen(ri->query_string), "target", name,
-                                              sizeof(name))
-                                 : -1;
-        if (n <= 0) {
-            reply(c, 400, "Bad Request", "text/plain", "target parameter missing\n");
-            return 400;
-        }
-        Target *t = find_target(name);
-        if (!t) {
-            reply(c, 404, "Not Found", "text/plain",
-                  "unknown target \"" + std::string(name) + "\" (targets are named in the exporter's config)\n");
-            return 404;
-        }
-        prometheus::TextSerializer ser;
-        reply(c, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", ser.Serialize(t->collect()));
-        return 200;
-    } catch (const std::exception &e) {
-        reply(c, 500, "Internal Server Error", "text/plain", std::string(e.what()) + "\n");
-        return 500;
-    }
-}
+std::vector<std::unique_ptr<Target>> targets_;
 
 bool read_file(const std::string &path, std::string *out) {
     std::ifstream f(path, std::ios::binary);
@@ -406,6 +320,21 @@ bool read_file(const std::string &path, std::string *out) {
 }  // namespace
 
 int run_serve(const Options &o) {
+    // The web config first: a bad one stops the start before anything
+    // connects or listens, with the field it is about.
+    WebConfig web;
+    void *tls_ctx = nullptr;
+    if (!o.web_config_path.empty()) {
+        std::string err;
+        if (!load_web_config(o.web_config_path, &web, &err)) {
+            std::cerr << "pg_stat_waits_report: --web.config.file " << err << "\n";
+            return 2;
+        }
+        if (web.tls && !(tls_ctx = make_tls_context(web, &err))) {
+            std::cerr << "pg_stat_waits_report: --web.config.file " << o.web_config_path << ": " << err << "\n";
+            return 2;
+        }
+    }
     std::vector<std::pair<std::string, std::string>> targets;
     if (!o.config_path.empty()) {
         std::string text, err;
@@ -439,39 +368,18 @@ int run_serve(const Options &o) {
         }
         std::string ci = build_conninfo(c, "pg_stat_waits_exporter");
         if (ci.find("connect_timeout=") == std::string::npos) ci += " connect_timeout='5'";
-        g_targets.push_back(std::make_unique<Target>(t.first, ci, o.top_n, o.histogram_events, o.slow_interval_s));
+        targets_.push_back(std::make_unique<Target>(t.first, ci, o.top_n, o.histogram_events, o.slow_interval_s));
     }
 
-    // Signals are taken by sigwait below; civetweb's threads inherit the mask.
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
-
-    std::string listen = o.listen;
-    if (!listen.empty() && listen[0] == ':') listen = listen.substr(1);
-    CivetCallbacks callbacks;
-    callbacks.begin_request = begin_request;
-    std::unique_ptr<prometheus::Exposer> exposer;
-    try {
-        exposer = std::make_unique<prometheus::Exposer>(listen, 4, &callbacks);
-    } catch (const std::exception &e) {
-        std::cerr << "pg_stat_waits_report: cannot listen on " << o.listen << ": " << e.what() << "\n";
-        return 1;
+    std::vector<ServeTarget> serve;
+    for (auto &t : targets_) {
+        Target *p = t.get();
+        serve.push_back({p->name(), p->conninfo(), p->top_n(), [p] { return p->collect(); }});
     }
-    auto all = std::make_shared<AllTargets>();
-    exposer->RegisterCollectable(all, "/metrics");
-    std::string names;
-    for (auto &t : g_targets) names += (names.empty() ? "" : ", ") + t->name();
-    log_line("listening on " + o.listen + " (/metrics, /probe?target=NAME, /report/NAME); targets: " + names);
-
-    int sig = 0;
-    sigwait(&set, &sig);
-    log_line(std::string("stopping on ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT"));
-    exposer.reset();
-    g_targets.clear();
-    return 0;
+    int rc = serve_http(o.listen, web, tls_ctx, std::move(serve));
+    targets_.clear();
+    if (tls_ctx) free_tls_context(tls_ctx);
+    return rc;
 }
 
 }  // namespace psw_report

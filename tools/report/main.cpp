@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (p.options.help) {
-        std::cout << usage_text();
+        std::cout << (p.options.command == "serve" ? serve_usage_text() : usage_text());
         return 0;
     }
     if (p.options.version) {
