@@ -127,27 +127,36 @@ REPORT_CXXFLAGS = -std=c++17 -O2 -g $(PSW_WARNINGS) $(if $(PSW_WERROR),-Werror) 
                   $(shell pkg-config --cflags $(REPORT_PKGS)) -I$(shell $(PG_CONFIG) --includedir)
 REPORT_LIBS = $(shell pkg-config --libs $(REPORT_PKGS)) -lcivetweb-cpp -lcivetweb -lpthread \
               -L$(shell $(PG_CONFIG) --libdir) -lpq $(REPORT_RPATH)
-# TLS with libssl3 alone: civetweb (Debian 12's 1.15) loads OpenSSL by
-# dlopen("libssl.so") and dlopen("libcrypto.so"), names only libssl-dev
-# ships. The program carries a DT_RPATH (which, unlike DT_RUNPATH, dlopen
-# calls made by its libraries search too) to a directory of its own beside
-# bindir, where install-report makes those two names point at the runtime
-# libraries the program itself links (libssl.so.3, libcrypto.so.3).
+# TLS: civetweb (Debian 12's 1.15) loads OpenSSL by dlopen("libssl.so") and
+# dlopen("libcrypto.so"), names only libssl-dev ships, and expects OpenSSL
+# 1.1's SSL_get_peer_certificate, which OpenSSL 3 lacks (it crashes on the
+# first TLS connection without it). The program carries a DT_RPATH (which,
+# unlike DT_RUNPATH, dlopen calls made by its libraries search too) to a
+# directory of its own beside bindir, where install-report puts a
+# "libssl.so" built from tools/report/civetweb_openssl3.c (libssl.so.3 plus
+# that function) and a "libcrypto.so" link to libcrypto.so.3: TLS works with
+# libssl3 alone.
 REPORT_TLS_DIR = $(bindir)/../lib/pg_stat_waits_report
 REPORT_RPATH = -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib/pg_stat_waits_report'
+REPORT_SSL_SHIM = tools/report/libssl-civetweb.so
 report_runtime_lib = $(shell readlink -f "$$($(CXX) -print-file-name=$(1))")
 
-all: $(REPORT_BIN)
+all: $(REPORT_BIN) $(REPORT_SSL_SHIM)
+
+$(REPORT_SSL_SHIM): tools/report/civetweb_openssl3.c
+	$(CC) -shared -fPIC -O2 -Wall $(if $(PSW_WERROR),-Werror) $(shell pkg-config --cflags libssl) -o $@ $< \
+	  -Wl,-z,defs $(shell pkg-config --libs libssl)
 
 $(REPORT_BIN): $(REPORT_SRCS) $(wildcard tools/report/*.h)
 	$(CXX) $(REPORT_CXXFLAGS) $(CPPFLAGS_REPORT) -o $@ $(REPORT_SRCS) $(LDFLAGS_REPORT) $(REPORT_LIBS)
 
 install: install-report
-install-report: $(REPORT_BIN)
+install-report: $(REPORT_BIN) $(REPORT_SSL_SHIM)
 	$(MKDIR_P) '$(DESTDIR)$(bindir)'
 	$(INSTALL_PROGRAM) $(REPORT_BIN) '$(DESTDIR)$(bindir)/pg_stat_waits_report'
 	$(MKDIR_P) '$(DESTDIR)$(REPORT_TLS_DIR)'
-	ln -sf '$(call report_runtime_lib,libssl.so)' '$(DESTDIR)$(REPORT_TLS_DIR)/libssl.so'
+	rm -f '$(DESTDIR)$(REPORT_TLS_DIR)/libssl.so'
+	$(INSTALL_SHLIB) $(REPORT_SSL_SHIM) '$(DESTDIR)$(REPORT_TLS_DIR)/libssl.so'
 	ln -sf '$(call report_runtime_lib,libcrypto.so)' '$(DESTDIR)$(REPORT_TLS_DIR)/libcrypto.so'
 
 uninstall: uninstall-report
@@ -155,6 +164,6 @@ uninstall-report:
 	rm -f '$(DESTDIR)$(bindir)/pg_stat_waits_report' '$(DESTDIR)$(REPORT_TLS_DIR)/libssl.so' \
 	  '$(DESTDIR)$(REPORT_TLS_DIR)/libcrypto.so'
 
-EXTRA_CLEAN += $(REPORT_BIN)
+EXTRA_CLEAN += $(REPORT_BIN) $(REPORT_SSL_SHIM)
 .PHONY: install-report uninstall-report
 endif

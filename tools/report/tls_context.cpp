@@ -2,6 +2,7 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 namespace psw_report {
 
@@ -61,7 +62,9 @@ void *make_tls_context(const WebConfig &web, std::string *err) {
         return nullptr;
     }
     if (SSL_CTX_use_PrivateKey_file(ctx, web.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-        fail(ctx, err, "tls_server_config.key_file", "cannot load " + web.key_file);
+        bool mismatch = ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH;
+        fail(ctx, err, "tls_server_config.key_file",
+             mismatch ? web.key_file + " does not match the certificate of cert_file" : "cannot load " + web.key_file);
         return nullptr;
     }
     if (SSL_CTX_check_private_key(ctx) != 1) {
