@@ -114,7 +114,7 @@ sub curl
 	my $body = -e "$tmp/curl-body" ? PostgreSQL::Test::Utils::slurp_file("$tmp/curl-body") : '';
 	my $headers = -e $hdr ? PostgreSQL::Test::Utils::slurp_file($hdr) : '';
 	unlink "$tmp/curl-body";
-	return ($code // 0, $body, $headers, $secs // 0, $err);
+	return (($code // 0) + 0, $body, $headers, $secs // 0, $err);
 }
 
 sub wait_port
@@ -398,7 +398,13 @@ $_->finish for @procs;
 
 # --- Malformed requests, then slow clients, against a plain exporter:
 # /metrics answers within 1 s throughout and the RSS stays within 2x idle.
+# About 15 s, most of it waiting out the 10 s request timeout; the HTTP
+# server does not depend on the server's major, so it runs on one: 15,
+# Debian's own and the default of ./run test.
+SKIP:
 {
+	skip 'the malformed and slow clients run on PostgreSQL 15 only (the HTTP side is the same for every major)', 6
+	  unless $node->pg_version->major == 15;
 	my $port = PostgreSQL::Test::Cluster::get_free_port();
 	my ($h) = start_serve($port, $bin);
 	ok(wait_port($port), 'plain exporter listens');
@@ -460,7 +466,7 @@ $_->finish for @procs;
 	my $t_slow = time;
 	my $open = scalar @slow;
 	my $cut_at;
-	while (time - $t_slow < 13)
+	while (time - $t_slow < 12)
 	{
 		my $tick = time;
 		$open = 0;
@@ -484,7 +490,7 @@ $_->finish for @procs;
 		sleep $left if $left > 0;
 	}
 	ok($worst < 1, sprintf('/metrics answered within 1 s throughout (slowest %.3f s)', $worst));
-	ok(defined $cut_at && $cut_at < 13,
+	ok(defined $cut_at && $cut_at < 12,
 		sprintf('the slow clients are cut by the 10 s request timeout (all gone after %.1f s)', $cut_at // -1));
 	ok($peak <= 2 * $idle, "RSS stays within 2x idle (idle $idle kB, peak $peak kB)");
 	$h->signal('TERM');
