@@ -67,7 +67,7 @@ is($node->safe_psql('postgres', q{
 my $libdir = $node->config_data('--pkglibdir');
 SKIP:
 {
-	skip 'pg_wait_sampling is not installed', 4 unless -f "$libdir/pg_wait_sampling.so";
+	skip 'pg_wait_sampling itself is not installed for this server (Debian packages it for 15 only)', 4 unless -f "$libdir/pg_wait_sampling.so";
 	for my $order ('pg_stat_waits, pg_wait_sampling', 'pg_wait_sampling, pg_stat_waits')
 	{
 		$node->append_conf('postgresql.conf', qq{
