@@ -107,6 +107,9 @@ SKIP:
 {
 	skip 'pg_profile or dblink is not installed in the drop-in\'s stage (stage_dropin installs them where it can)', 1
 	  unless $pg_profile;
+	# Its take_sample() refuses 19's pg_stat_statements ("Unsupported
+	# pg_stat_statements extension version").
+	skip 'pg_profile 4.11 predates PostgreSQL 19', 1 if $node->pg_version->major >= 19;
 	my ($host, $port) = ($node->host, $node->port);
 	# pg_profile's documentation, "The collecting role" (without pg_stat_kcache).
 	$node->safe_psql('postgres', q{
