@@ -29,7 +29,7 @@ PSW_PACKAGES_TEST=(cmake libgtest-dev postgresql-15-pgtap libtap-parser-sourceha
 # ./run bench adds callgrind, its peer pg_wait_sampling, the plots and the TAP harness.
 # shellcheck disable=SC2034  # ./run picks the list
 PSW_PACKAGES_BENCH=(valgrind postgresql-15-pg-wait-sampling gnuplot-nox libipc-run-perl rsync)
-# What building PostgreSQL 18 or 19 from source needs (tools/pg/build_postgres.sh).
+# What building PostgreSQL 16 to 19 from source needs (tools/pg/build_postgres.sh).
 # Release tarballs since 17 ship no generated parser or scanner: bison and flex make them.
 PSW_PACKAGES_PGSRC=(bzip2 gcc make bison flex perl libicu-dev liburing-dev zlib1g-dev pkg-config)
 
