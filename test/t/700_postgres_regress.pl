@@ -7,7 +7,7 @@
 #   0 where waits were larger);
 # - every queryid with a completed execution is one pg_stat_statements knows.
 # Long mode only (./run test --long, CI), and only where the server's build
-# tree is at hand (PostgreSQL 18 and 19 built by tools/pg/build_postgres.sh).
+# tree is at hand (16 to 19, built by tools/pg/build_postgres.sh).
 use strict;
 use warnings FATAL => 'all';
 
