@@ -33,6 +33,10 @@ PSW_PACKAGES_BENCH=(valgrind postgresql-15-pg-wait-sampling gnuplot-nox libipc-r
 # Release tarballs since 17 ship no generated parser or scanner: bison and flex make them.
 PSW_PACKAGES_PGSRC=(bzip2 gcc make bison flex perl libicu-dev liburing-dev zlib1g-dev pkg-config)
 
+# Where the shared folder (pinned sources, client tarballs, pg_wait_sampling's
+# tests) may be: next to the checkout, or next to a worktree's parent.
+PSW_SHARED_CANDIDATES=("$PSW_ROOT/../shared" "$PSW_ROOT/../../shared")
+
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
@@ -196,14 +200,13 @@ stage_dropin() {
       log "dblink could not be built from $src: pg_profile's checks will skip"
     fi
   fi
-  for tarball in "$PSW_ROOT"/../shared/clients/pg_profile-*.tar.gz "$PSW_ROOT"/../../shared/clients/pg_profile-*.tar.gz; do
-    [ -f "$tarball" ] || continue
-    if ! { rm -rf "$PSW_BUILD/pg_profile" && tar -xzf "$tarball" -C "$PSW_BUILD" &&
-           make -s -C "$PSW_BUILD/pg_profile" USE_PGXS=y PG_CONFIG="$PG_CONFIG" install DESTDIR="$dst" >/dev/null; }; then
-      log "pg_profile could not be installed from $tarball: its checks will skip"
-    fi
-    break
+  for d in "${PSW_SHARED_CANDIDATES[@]}"; do
+    for tarball in "$d"/clients/pg_profile-*.tar.gz; do [ -f "$tarball" ] && break 2; done
   done
+  if [ -f "$tarball" ] && ! { rm -rf "$PSW_BUILD/pg_profile" && tar -xzf "$tarball" -C "$PSW_BUILD" &&
+       make -s -C "$PSW_BUILD/pg_profile" USE_PGXS=y PG_CONFIG="$PG_CONFIG" install DESTDIR="$dst" >/dev/null; }; then
+    log "pg_profile could not be installed from $tarball: its checks will skip"
+  fi
   (cd "$dst$(dirname "$("$PG_CONFIG" --bindir)")" && pwd) >"$PSW_STAGE$sharedir/pg_stat_waits-dropin.path"
   chmod -R a+rX "$dst"
   chmod a+r "$PSW_STAGE$sharedir/pg_stat_waits-dropin.path"

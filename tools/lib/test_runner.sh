@@ -62,7 +62,7 @@ prepare_work_tree() {
   # rather than checking against a copy of tests no longer there.
   rm -rf "$PSW_STAGE/shared/compat-tests"
   local d
-  for d in "$PSW_ROOT/../shared" "$PSW_ROOT/../../shared"; do
+  for d in "${PSW_SHARED_CANDIDATES[@]}"; do
     [ -d "$d/compat-tests/pg_wait_sampling" ] || continue
     mkdir -p "$PSW_STAGE/shared/compat-tests"
     rsync -a --delete "$d/compat-tests/pg_wait_sampling/" "$PSW_STAGE/shared/compat-tests/pg_wait_sampling/"
