@@ -55,11 +55,22 @@ for my $mode (qw(simple prepared))
 	my $bad = $node->safe_psql('psw_pgb',
 		"SELECT count(*) FROM pg_stat_waits_history h WHERE sample_time > '$since' AND $dbcond AND lower(wait_event) = 'walsync'
 		    AND NOT EXISTS (SELECT 1 FROM pg_stat_statements s WHERE s.queryid = h.queryid AND lower(s.query) IN ('end', 'commit'))");
+	my $others = $node->safe_psql('psw_pgb',
+		"SELECT string_agg(coalesce(s.query, '(no statement)'), ' | ') FROM pg_stat_waits_history h
+		   LEFT JOIN pg_stat_statements s ON s.queryid = h.queryid
+		  WHERE sample_time > '$since' AND $dbcond AND lower(wait_event) = 'walsync'
+		    AND lower(coalesce(s.query, '')) NOT IN ('end', 'commit')");
   SKIP:
 	{
 		# A disk with an instant fsync (tmpfs) may show no commit in WALSync.
 		skip "pgbench -M $mode: no WALSync sample in 3 s, END attribution not checked", 1 if $wal == 0;
-		is($bad, 0, "pgbench -M $mode: WALSync samples attributed to END (of $wal)");
+		# Not every WALSync is a commit's: a backend whose WAL insert finds
+		# the buffers full writes them itself, and syncs a segment it
+		# finishes (XLogWrite) under its UPDATE. That is rare (one sample in
+		# a hundred was seen); an attribution one statement off would put
+		# nearly all of them on the wrong statement.
+		cmp_ok($bad, '<=', int(0.05 * $wal), "pgbench -M $mode: WALSync samples attributed to END (of $wal)")
+		  or diag("WALSync samples of other statements: $others");
 	}
 }
 $node->stop;
