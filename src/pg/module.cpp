@@ -1,5 +1,6 @@
 // Library entry point: GUCs, shared memory, hooks. Runs in the postmaster at
 // preload time; every child process inherits what it sets up.
+#include "explain/explain.h"
 #include "gucs.h"
 #include "shared_state.h"
 #include "shmem_parts.h"
@@ -126,6 +127,8 @@ void _PG_init(void) {
     psw::define_gucs();
     psw::define_statement_gucs();
     psw::define_timing_gucs();
+    // EXPLAIN (ANALYZE, WAITS), on servers that take extension options.
+    psw::install_explain_waits();
     MarkGUCPrefixReserved("pg_stat_waits");
     psw::define_wait_sampling_gucs();
     psw::init_wait_catalog();

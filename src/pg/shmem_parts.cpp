@@ -1,5 +1,6 @@
 #include "shmem_parts.h"
 
+#include "explain/explain.h"
 #include "persistence/persistence.h"
 #include "sampling/sampling.h"
 #include "surface/wait_sampling.h"
@@ -17,6 +18,7 @@ static const ShmemPart *const parts[] = {
     &sampling_part,
     &persistence_part,
     &wait_sampling_part,
+    &explain_part,
 };
 
 int shmem_part_count() { return static_cast<int>(sizeof(parts) / sizeof(parts[0])); }

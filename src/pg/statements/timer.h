@@ -50,14 +50,15 @@ struct StatementTimer {
 // Exact timing's flags, written only by timing and tested inline by the
 // hooks and the wrappers. open: a top-level statement is being timed.
 // log_pending: a slow run's LOG line is still to be written. held: waits of
-// a client's message are held for the statement it is about to begin. Side
+// a client's message are held for the statement it is about to begin.
+// explain: an EXPLAIN (ANALYZE, WAITS) is armed (its waits are timed). Side
 // by side so that a statement start and a wait for the client test them all
 // with one load.
 struct alignas(4) TimingFlags {
     bool open;
     bool log_pending;
     bool held;
-    bool unused;
+    bool explain;
 };
 extern TimingFlags timing_flags;
 

@@ -92,6 +92,7 @@ static double bench_wrapper_ns(int mode, int64 n) {
     if (W_fsync::real == nullptr) W_fsync::real = &::fsync;  // not interposed: time libc alone
     bool saved = guc_timing;
     guc_timing = mode == 2;
+    timing_switches_changed(guc_timing);
     // CPU time of this process: time lost to other processes on a busy
     // machine does not count.
     auto cpu_ns = [] {
@@ -111,6 +112,7 @@ static double bench_wrapper_ns(int mode, int64 n) {
         for (int64 i = 0; i < n; i++) (void)fn(-1);
     } else if (mode == 5 || mode == 6) {  // no-op through the wrapper, timing off / on
         guc_timing = mode == 6;
+        timing_switches_changed(guc_timing);
         int (*volatile fn)(long) = &W_bench::call;
         for (int64 i = 0; i < n; i++) (void)fn(-1);
     } else {
@@ -118,6 +120,7 @@ static double bench_wrapper_ns(int mode, int64 n) {
     }
     int64 t1 = cpu_ns();
     guc_timing = saved;
+    timing_switches_changed(guc_timing);
     return n > 0 ? static_cast<double>(t1 - t0) / static_cast<double>(n) : 0.0;
 }
 

@@ -17,6 +17,7 @@
 #include "../../core/held_waits.h"
 #include "../../core/tsc_clock.h"
 
+#include "explain_timing.h"
 #include "timing.h"
 #include "../activity/proc_reader.h"
 #include "../../core/wait_catalog.h"

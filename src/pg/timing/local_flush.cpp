@@ -93,6 +93,10 @@ void flush_waits(int64 now) {
 // on_shmem_exit runs before ProcKill (registered earlier, run later), while
 // MyProc and shared memory are still there: nothing accumulated is lost.
 static void flush_at_exit(int, Datum) {
+    // Past this hook PostgreSQL detaches the process from shared memory:
+    // the wrappers go back through their cold branch, which tests MyProc.
+    timed_plain = false;
+    timing_explain_disarm();
     timing_statement_end();
     if (timing_flags.held) release_held_waits();
     flush(now_ns());
@@ -116,6 +120,9 @@ __attribute__((noinline)) void at_client_read() {
     // Waits held for a statement that never began (an error, an untimed
     // statement): the message is done with, they were outside any.
     if (timing_flags.held) release_held_waits();
+    // An EXPLAIN still armed here ended without printing (a utility with no
+    // plan): the wait for the client is nobody's node.
+    if (timing_flags.explain) timing_explain_disarm();
 }
 
 uint16_t client_read_index = 0;

@@ -237,6 +237,7 @@ static void assign_capture_min_duration(int newval, void *) {
 static void assign_timing(bool newval, void *) {
     if (!newval) timing_flush_own();
     statements_timer_switched(newval);
+    timing_switches_changed(newval);
 }
 
 void define_timing_gucs() {

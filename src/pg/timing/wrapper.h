@@ -1,7 +1,7 @@
 // One wrapper per interposed blocking call, generated from its signature,
 // and the timed path every wrapper inlines.
 //
-// Hot path with timing off: one load of psw::guc_timing, one predictable
+// Hot path with timing off: one load of psw::wrappers_on, one predictable
 // branch, a tail call through the saved original. With timing on: read
 // *my_wait_event_info, two clock readings around the real call (RDTSC where
 // the TSC is invariant, else clock_gettime through the vDSO: see
@@ -20,6 +20,7 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "explain_timing.h"
 #include "local.h"
 
 #pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
@@ -66,8 +67,7 @@ __attribute__((always_inline)) static inline void add_attributed(uint16_t idx, u
 
 // Inlined into each wrapper: a call and a second register save per timed
 // call would cost more than the code it duplicates.
-__attribute__((always_inline)) static inline void end_call(uint32 info, uint16_t idx, int64 t0) {
-    int64 t1 = now_ns();
+__attribute__((always_inline)) static inline void end_call_at(uint32 info, uint16_t idx, int64 t0, int64 t1) {
     if (info != 0 && live_slot != nullptr) __atomic_store_n(&live_slot->wait_start_ns, 0, __ATOMIC_RELEASE);
     if (__builtin_expect(!exit_hook_registered, 0)) register_exit_hook();
     // Waits inside a timed statement are attributed to the id its time
@@ -82,6 +82,10 @@ __attribute__((always_inline)) static inline void end_call(uint32 info, uint16_t
     else if (hold_wait(info, idx, t0, t1))
         return end_call_tail(t1);
     add_attributed(idx, qid, t0, t1);
+}
+
+__attribute__((always_inline)) static inline void end_call(uint32 info, uint16_t idx, int64 t0) {
+    end_call_at(info, idx, t0, now_ns());
 }
 
 // The wait for a client's next message (epoll_wait under ClientRead). A
@@ -117,7 +121,11 @@ static inline int wait_for_client(int (*real)(int, struct epoll_event *, int, in
 // starts (message_arrived_ns), so the statement reads no clock of its own.
 template <typename W>
 __attribute__((noinline)) static int client_read(int epfd, struct epoll_event *events, int maxevents, int timeout) {
-    if (__builtin_expect(any_flag(), 0)) at_client_read();
+    if (__builtin_expect(any_flag(), 0)) {
+        at_client_read();
+        // Only an EXPLAIN's waits were being timed (it is over by now).
+        if (!guc_timing) return W::real(epfd, events, maxevents, timeout);
+    }
     const int64 t0 = now_ns();
     if (anything_pending()) {
         if (t0 - last_flush_ns >= kFlushIntervalNs || attributed_pending())
@@ -189,7 +197,7 @@ struct Wrapper<C, R(A...)> {
             if (C == kCallSend && __builtin_expect(timing_flags.open, 0) && guc_timing) sent_with_statement_open();
             return real(a...);
         } else {
-            if (__builtin_expect(!guc_timing, 1)) return real(a...);
+            if (__builtin_expect(!wrappers_on, 1)) return real(a...);
             if constexpr (C == kCallEpollWait) {
                 if (MyProc != nullptr &&
                     *static_cast<volatile uint32 *>(my_wait_event_info) == WAIT_EVENT_CLIENT_READ)
@@ -200,15 +208,35 @@ struct Wrapper<C, R(A...)> {
     }
 
     __attribute__((noinline)) static R timed(A... a) {
+        // Anything but pg_stat_waits.timing alone in a process with its
+        // PGPROC (timed_plain: explain_timing.h) takes the other path.
+        if (__builtin_expect(!timed_plain, 0)) return timed_other(a...);
         // (my_wait_event_info is never null: PostgreSQL points it at a
         // process-local word until the process has its PGPROC.)
-        if (MyProc == nullptr) return real(a...);  // postmaster, logger
         uint32 info = *static_cast<volatile uint32 *>(my_wait_event_info);
         int64 t0 = begin_call(info);
         // errno is the real call's: nothing after it (the clock, plain
         // adds, a flush's atomic adds) calls into libc or sets it.
         R r = real(a...);
         end_call(info, index_of(info), t0);
+        return r;
+    }
+
+    __attribute__((noinline)) static R timed_other(A... a) {
+        if (MyProc == nullptr) return real(a...);  // postmaster, logger, a process past ProcKill
+        if (explain_target == nullptr) {
+            if (!timing_may_go_plain()) return real(a...);
+            return timed(a...);
+        }
+        // An EXPLAIN (ANALYZE, WAITS) is running: its node gets the wait
+        // too, with or without pg_stat_waits.timing.
+        const uint32 info = *static_cast<volatile uint32 *>(my_wait_event_info);
+        const int64 t0 = guc_timing ? begin_call(info) : now_ns();
+        R r = real(a...);
+        const int64 t1 = now_ns();
+        const uint16_t idx = index_of(info);
+        explain_target->add(idx, 1, static_cast<uint64_t>(t1 - t0));
+        if (guc_timing) end_call_at(info, idx, t0, t1);
         return r;
     }
 };
