@@ -216,12 +216,12 @@ step_release_symbols() {
 # isolation specs, and the TAP files below: the SQL surface, the wait
 # catalogue and its names, statement attribution, exact timing, slow runs and
 # blockers, the I/O methods and renamed waits, the pg_wait_sampling drop-in
-# and pg_profile on it. The unit tests, shellcheck and
+# and pg_profile on it, EXPLAIN (ANALYZE, WAITS). The unit tests, shellcheck and
 # the report tool's pages do not depend on the major; the long-running TAP
 # files run on the oldest and the newest.
 PSW_QUICK_TAP=(001_pgtap.pl 025_pg_wait_sampling_dropin.pl 026_pg_wait_sampling_clients.pl 103_timing.pl 200_wait_catalog.pl 201_pgbench_ids.pl 202_pg18_io_methods.pl
   203_buffer_waits.pl 205_renamed_wait_series.pl 300_statement_attribution.pl 302_default_mode.pl
-  305_bind_waits.pl 310_slow_executions.pl 320_lock_blockers.pl)
+  305_bind_waits.pl 310_slow_executions.pl 320_lock_blockers.pl 330_explain_waits.pl)
 
 run_all_tests() {
   local t0=$SECONDS
