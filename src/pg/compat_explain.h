@@ -3,7 +3,8 @@
 // options' validation hook and the per-node and per-plan printing hooks.
 // 19 added a GUC check handler to RegisterExtensionExplainOption(). Before
 // 18 an extension cannot add an EXPLAIN option: compat_explain_install()
-// does nothing and returns false. Feature code (src/pg/explain/) calls these
+// does nothing and returns false. (The node walk the option needs builds
+// everywhere: 16 typed planstate_tree_walker()'s walker.) Feature code (src/pg/explain/) calls these
 // helpers and never tests PG_VERSION_NUM itself.
 #pragma once
 
@@ -15,6 +16,7 @@ extern "C" {
 #include "commands/explain_state.h"
 #endif
 #include "commands/explain.h"
+#include "nodes/nodeFuncs.h"
 }
 
 namespace psw {
@@ -40,5 +42,16 @@ constexpr bool compat_has_explain_options() { return PG_VERSION_NUM >= 180000; }
 // Registers the boolean EXPLAIN option `name` (at preload). False, and
 // nothing registered, before 18.
 bool compat_explain_install(const char *name, const ExplainOptionCallbacks *callbacks);
+
+// planstate_tree_walker() with a typed walker: 15 declares the walker as
+// an unprototyped C function (bool (*)()), 16 and later cast it for us.
+using PlanStateWalker = bool (*)(PlanState *planstate, void *context);
+inline bool compat_planstate_children(PlanState *planstate, PlanStateWalker walker, void *context) {
+#if PG_VERSION_NUM >= 160000
+    return planstate_tree_walker(planstate, walker, context);
+#else
+    return planstate_tree_walker(planstate, reinterpret_cast<bool (*)()>(walker), context);
+#endif
+}
 
 }  // namespace psw

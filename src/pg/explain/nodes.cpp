@@ -5,10 +5,6 @@
 
 #include "internal.h"
 
-extern "C" {
-#include "nodes/nodeFuncs.h"
-}
-
 namespace psw {
 
 static ExecutorStart_hook_type prev_executor_start = nullptr;
@@ -37,7 +33,7 @@ static TupleTableSlot *exec_node_timed(PlanState *node) {
 static bool max_node_id(PlanState *ps, void *context) {
     int *max = static_cast<int *>(context);
     if (ps->plan->plan_node_id > *max) *max = ps->plan->plan_node_id;
-    return planstate_tree_walker(ps, max_node_id, context);
+    return compat_planstate_children(ps, max_node_id, context);
 }
 
 static bool wrap_node(PlanState *ps, void *) {
@@ -46,7 +42,7 @@ static bool wrap_node(PlanState *ps, void *) {
         run->nodes[id].real = ps->ExecProcNodeReal;
         ps->ExecProcNodeReal = exec_node_timed;
     }
-    return planstate_tree_walker(ps, wrap_node, nullptr);
+    return compat_planstate_children(ps, wrap_node, nullptr);
 }
 
 // A run for the plan started in qd, its nodes wrapped; false (nothing
