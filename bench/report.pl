@@ -107,6 +107,27 @@ sub paired_check
 		verdict($r, '>=', $limit));
 }
 
+# The EXPLAIN row (36_explain, issue 69): the median ratio of the wall
+# clock of EXPLAIN (ANALYZE, WAITS) to that of EXPLAIN ANALYZE over the
+# pairs. A server without the option wrote an NA figure saying why.
+sub explain_check
+{
+	my ($rows) = @_;
+	my $name = 'EXPLAIN (ANALYZE, WAITS) / EXPLAIN ANALYZE: scan and aggregate of 1M rows, TIMING on, '
+	  . 'BUFFERS off, interleaved pairs, median wall-clock ratio';
+	my ($r, $lo, $hi, $n) = split ' ', figure($rows, 'explain_waits', 'psw_sampling', 'wall ratio');
+	if (!have($r))
+	{
+		my $note = '';
+		$note = $_->[5] for grep { $_->[0] eq 'explain_waits' && $_->[3] eq 'NA' && ($_->[5] // '') ne '' } @$rows;
+		return row($name, '≤ 1.05', '—', '—', $note eq '' ? 'not measured' : "not available: $note");
+	}
+	my ($base) = split ' ', figure($rows, 'explain_waits', 'psw_sampling', 'wall plain');
+	return row($name, '≤ 1.05', 'EXPLAIN ANALYZE, same pairs: ' . fmt($base, 1) . ' ms',
+		sprintf('%s [%s – %s], %s pairs', fmt($r, 3), fmt($lo, 3), fmt($hi, 3), $n // ''),
+		verdict($r, '<=', 1.05));
+}
+
 # acceptance(ROWS, WHY): the report's 05_acceptance chunk. WHY (feature ->
 # why not) is empty when rendering the README, which reads only the TSVs.
 sub acceptance
@@ -115,7 +136,8 @@ sub acceptance
 	my $text = "## Acceptance checks\n\n"
 	  . "Issue 56's targets first, each on the path it names, against its baseline from the same run "
 	  . "(callgrind rows: `compute_query_id = on` without a preloaded library, which pg_stat_waits and "
-	  . "pg_stat_statements switch on themselves); then the earlier checks that still stand. Sections 1–4 "
+	  . "pg_stat_statements switch on themselves); then issue 69's cost of `EXPLAIN (ANALYZE, WAITS)`; then "
+	  . "the earlier checks that still stand. Sections 1–4 "
 	  . "below show how each figure was measured.\n\n"
 	  . "| check | target | baseline (same run) | measured | verdict |\n|---|---|---:|---|---|\n";
 	my $tw = $why->{psw_timing} // '';
@@ -141,6 +163,7 @@ sub acceptance
 	$text .= paired_check($rows,
 		"timing on / off: pgbench tpcb-like, scale 1, 16 clients (wait-heavy), $pairs",
 		'tpcb-like_s1_c16', 0.98, $tw);
+	$text .= explain_check($rows);
 
 	my $a = figure($rows, 'sampler_same', 'psw_sampling', 'idle backends=500');
 	my $b = figure($rows, 'sampler_same', 'pg_wait_sampling', 'idle backends=500');
@@ -353,6 +376,7 @@ sub write_report
 	  . '- **Features found in this build:** sampler ' . $yn->('psw_sampler')
 	  . ', profile view ' . $yn->('psw_profile')
 	  . ', exact timing ' . $yn->('psw_timing') . ($interposed ne '' ? " (interposed: $interposed)" : '')
+	  . ', EXPLAIN (ANALYZE, WAITS) ' . $yn->('psw_explain_waits')
 	  . ', pg_wait_sampling ' . $yn->('pg_wait_sampling')
 	  . ', pg_stat_statements ' . $yn->('pg_stat_statements') . "\n\n"
 	  . "Figures from a shared, noisy virtual machine are provisional; instruction counts (section 1) are\n"

@@ -156,6 +156,14 @@ sub _detect_features
 	$WHY{psw_timing} = 'pg_stat_waits_status.interposed is empty (or view pg_stat_waits is missing): exact timing is not in this build'
 	  unless $FEAT{psw_timing};
 	$FEAT{interposed} = $interposed // '';
+	# EXPLAIN (ANALYZE, WAITS): an option only a server that lets an
+	# extension add EXPLAIN options has (PostgreSQL 18 and later).
+	my ($rc, $out, $err) = $node->psql('postgres', 'EXPLAIN (ANALYZE, WAITS) SELECT 1');
+	$FEAT{psw_explain_waits} = $rc == 0 ? 1 : 0;
+	$err =~ s/^psql:[^\n]*?ERROR:\s*//;
+	$WHY{psw_explain_waits} = "EXPLAIN (ANALYZE, WAITS) is refused (" . ($err =~ s/\n.*//sr)
+	  . '): the option needs PostgreSQL 18 or later'
+	  unless $FEAT{psw_explain_waits};
 	$FEAT{psw_sampling} = 1;
 	$WHY{psw_sampling} = "hooks only: $WHY{psw_sampler}" unless $FEAT{psw_sampler};
 	$node->stop;
@@ -183,8 +191,8 @@ sub _features
 }
 
 # feature(NAME): 1 when the build has it (psw_sampler, psw_profile,
-# psw_timing, pg_wait_sampling, pg_stat_statements, release_build: PostgreSQL
-# without assertions; "interposed" is the list
+# psw_timing, psw_explain_waits, pg_wait_sampling, pg_stat_statements,
+# release_build: PostgreSQL without assertions; "interposed" is the list
 # of wrapped calls); feature_why(NAME): why not.
 sub feature { _features(); return $FEAT{ $_[0] } // 0; }
 sub feature_why { _features(); return $WHY{ $_[0] } // ''; }

@@ -6,7 +6,7 @@ use warnings;
 use PswBench;
 use Test::More;
 
-for my $f (qw(psw_sampler psw_profile psw_timing pg_wait_sampling pg_stat_statements))
+for my $f (qw(psw_sampler psw_profile psw_timing psw_explain_waits pg_wait_sampling pg_stat_statements))
 {
 	note(sprintf('%-20s %s', $f, feature($f) ? 'yes' : 'no: ' . feature_why($f)));
 }
