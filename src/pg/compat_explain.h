@@ -50,7 +50,9 @@ inline bool compat_planstate_children(PlanState *planstate, PlanStateWalker walk
 #if PG_VERSION_NUM >= 160000
     return planstate_tree_walker(planstate, walker, context);
 #else
-    return planstate_tree_walker(planstate, reinterpret_cast<bool (*)()>(walker), context);
+    // Through void (*)(void), the type GCC lets any function pointer pass.
+    return planstate_tree_walker(planstate, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(walker)),
+                                 context);
 #endif
 }
 
