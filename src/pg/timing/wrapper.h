@@ -69,7 +69,6 @@ __attribute__((always_inline)) static inline void add_attributed(uint16_t idx, u
 // call would cost more than the code it duplicates.
 __attribute__((always_inline)) static inline void end_call_at(uint32 info, uint16_t idx, int64 t0, int64 t1) {
     if (info != 0 && live_slot != nullptr) __atomic_store_n(&live_slot->wait_start_ns, 0, __ATOMIC_RELEASE);
-    if (__builtin_expect(!exit_hook_registered, 0)) register_exit_hook();
     // Waits inside a timed statement are attributed to the id its time
     // is charged to (nested under track = all); parallel workers run
     // their leader's statement.
@@ -231,6 +230,9 @@ struct Wrapper<C, R(A...)> {
         // An EXPLAIN (ANALYZE, WAITS) is running: its node gets the wait
         // too, with or without pg_stat_waits.timing.
         const uint32 info = *static_cast<volatile uint32 *>(my_wait_event_info);
+        // The shared tables get their part at exit (timed_plain's callers
+        // have registered the hook already).
+        if (guc_timing && !exit_hook_registered) register_exit_hook();
         const int64 t0 = guc_timing ? begin_call(info) : now_ns();
         R r = real(a...);
         const int64 t1 = now_ns();
