@@ -60,22 +60,11 @@ public:
         other_ns_ += ns;
     }
 
-    void merge(const NodeWaits &o) {
-        for (int i = 0; i < o.n_; i++) add(o.items_[i].index, o.items_[i].calls, o.items_[i].ns);
-        other_calls_ += o.other_calls_;
-        other_ns_ += o.other_ns_;
-    }
-
     int size() const { return n_; }
     const NodeWait &at(int i) const { return items_[i]; }
     uint64_t other_calls() const { return other_calls_; }
     uint64_t other_ns() const { return other_ns_; }
     bool empty() const { return n_ == 0 && other_calls_ == 0; }
-    uint64_t total_ns() const {
-        uint64_t t = other_ns_;
-        for (int i = 0; i < n_; i++) t += items_[i].ns;
-        return t;
-    }
 
 private:
     uint8_t n_ = 0;

@@ -3,9 +3,9 @@
 // options' validation hook and the per-node and per-plan printing hooks.
 // 19 added a GUC check handler to RegisterExtensionExplainOption(). Before
 // 18 an extension cannot add an EXPLAIN option: compat_explain_install()
-// does nothing and returns false. (The node walk the option needs builds
-// everywhere: 16 typed planstate_tree_walker()'s walker.) Feature code (src/pg/explain/) calls these
-// helpers and never tests PG_VERSION_NUM itself.
+// does nothing and returns false. The node walk the option needs builds on
+// every major (16 typed planstate_tree_walker()'s walker). Feature code
+// (src/pg/explain/) calls these helpers and never tests PG_VERSION_NUM.
 #pragma once
 
 #include "compat.h"

@@ -25,21 +25,6 @@ TEST(NodeWaits, AddsPerEventAndKeepsOverflowInOther) {
     // An event already kept still adds to itself when the table is full.
     w.add(3, 1, 5);
     EXPECT_EQ(w.at(1).ns, 15u);
-    EXPECT_EQ(w.total_ns(), 150u + 15u + NodeWaits::kEvents);
-}
-
-TEST(NodeWaits, MergeAddsEveryEventAndTheOther) {
-    NodeWaits a, b;
-    a.clear();
-    b.clear();
-    a.add(1, 1, 10);
-    b.add(1, 2, 20);
-    b.add(2, 1, 5);
-    a.merge(b);
-    ASSERT_EQ(a.size(), 2);
-    EXPECT_EQ(a.at(0).calls, 3u);
-    EXPECT_EQ(a.at(0).ns, 30u);
-    EXPECT_EQ(a.total_ns(), 35u);
 }
 
 TEST(NodeWaits, SummaryIsHeaviestFirstAndSumsTheRest) {

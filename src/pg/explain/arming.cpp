@@ -14,7 +14,6 @@ ExplainState *armed_es = nullptr;
 uint32 armed_token = 0;
 NodeWaits outside_waits;
 ExplainRun *run = nullptr;
-bool run_printed = false;
 int worker_token = 0;
 static SubTransactionId armed_subxact = InvalidSubTransactionId;
 static bool callbacks_registered = false;
@@ -62,7 +61,6 @@ static void arm(ExplainState *es) {
     ensure_explain_executor_hooks();
     drop_run();
     outside_waits.clear();
-    run_printed = false;
     armed_es = es;
     armed_subxact = GetCurrentSubTransactionId();
     armed_token = explain_slot_open();

@@ -42,9 +42,6 @@ extern ExplainState *armed_es;
 extern uint32 armed_token;
 extern NodeWaits outside_waits;
 extern ExplainRun *run;
-// Whether the explained query's executor has started (and printing has
-// not): the next ExecutorStart with instrumentation is not its.
-extern bool run_printed;
 void disarm_explain();
 // The option's callbacks (compat_explain.h) that arm, and the per-plan
 // hook's end.

@@ -84,9 +84,10 @@ static void executor_start(QueryDesc *qd, int eflags) {
         return;
     }
     // The explained query: instrumented (ANALYZE), the first to start
-    // since the option armed. Queries its nodes run start later, with the
-    // run in place; those run during planning have no instrumentation.
-    if (armed_es == nullptr || run != nullptr || run_printed ||
+    // since the option armed (printing disarms). Queries its nodes run
+    // start later, with the run in place; those run during planning have
+    // no instrumentation.
+    if (armed_es == nullptr || run != nullptr ||
         (qd->instrument_options & (INSTRUMENT_TIMER | INSTRUMENT_ROWS)) == 0)
         return;
     (void)start_run(qd);

@@ -81,12 +81,11 @@ void per_node(PlanState *planstate, ExplainState *es) {
 void per_plan(PlannedStmt *, ExplainState *es) {
     if (es != armed_es) return;
     // The plan is printed: what follows (ExecutorEnd, the commit) is not
-    // shown, so the waits outside nodes end here.
-    if (run != nullptr) take_workers();
-    const NodeWaits outside = outside_waits;
-    run_printed = true;
+    // shown, so the waits outside nodes end here (disarmed, nothing adds
+    // to them).
+    take_workers();
     explain_printed();
-    print_waits(es, "Waits Outside Nodes", outside);
+    print_waits(es, "Waits Outside Nodes", outside_waits);
 }
 
 const ExplainOptionCallbacks callbacks = {explain_requested, explain_query_starts, per_node, per_plan};

@@ -37,7 +37,6 @@ bool timing_may_go_plain();
 // fail, and may be called when already in that state.
 void timing_explain_arm(NodeWaits *outside);
 void timing_explain_disarm();
-inline bool timing_explain_armed() { return explain_target != nullptr; }
 
 // Recomputes the switches after pg_stat_waits.timing changed.
 void timing_switches_changed(bool guc_on);
