@@ -82,7 +82,10 @@ my @tmux = ('tmux', '-L', $sock);
 END { local $?; IPC::Run::run([ 'tmux', '-L', $sock, 'kill-server' ], '>', '/dev/null', '2>&1') if $sock; }
 my $env = "PGHOST='$ENV{PGHOST}' PGPORT='$ENV{PGPORT}' PGUSER='$ENV{PGUSER}'";
 sub screen { return decode('UTF-8', (cmd(@tmux, 'capture-pane', '-p', '-t', $_[0]))[1], Encode::FB_DEFAULT); }
-sub wait_exit { my $f = shift; for (1 .. 30) { last if -f $f; sleep 0.1; } return -f $f ? slurp_file($f) : ''; }
+# wait_exit(FILE): the exit line top's shell wrote, waiting up to 10 s for
+# it (a shared machine once took more than 3 s to let top act on its key;
+# the check is the exit status, not how fast).
+sub wait_exit { my $f = shift; for (1 .. 100) { last if -f $f; sleep 0.1; } return -f $f ? slurp_file($f) : ''; }
 cmd(@tmux, '-f', '/dev/null', 'new-session', '-d', '-s', 'top', '-x', '150', '-y', '40',
 	"env $env '$bin' top -d $db; echo EXIT=\$? > '$tmp/top1.exit'; sleep 60");
 sleep 2.5;
