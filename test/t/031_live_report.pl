@@ -14,6 +14,7 @@ use FindBin;
 use HTTP::Tiny;
 use IPC::Run;
 use JSON::PP;
+use POSIX qw(fmod);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -102,8 +103,10 @@ my ($tl_start, $tl_aas, $tl_age, $ticks) = split /\|/, value("SELECT extract(epo
 my @polls = map { [ split /\|/ ] } split /\n/, value('SELECT t, n FROM psw_polls ORDER BY t');
 my @during = map { $_->[1] } grep { $_->[0] >= ($tl_start // 0) } @polls;
 my $act_avg = mean(@during);
-note(sprintf("timeline's last bucket (%.1f s of 10 s, %s sampler ticks): %s sessions; activity view during it: %.2f (%d polls: %s)",
-		$tl_age // 0, $ticks // '?', $tl_aas // 'none', $act_avg, scalar @during, join(' ', map { $_->[1] } @polls)));
+note(sprintf("timeline's last bucket (at second %.1f, %.1f s old, %s sampler ticks): %s sessions; activity view"
+		. " during it: %.2f (%d polls from second %.1f: %s)", fmod($tl_start // 0, 60), $tl_age // 0, $ticks // '?',
+		$tl_aas // 'none', $act_avg, scalar @during, @polls ? fmod($polls[0][0], 60) : -1,
+		join(' ', map { $_->[1] } @polls)));
 ok(@during >= 60 && $act_avg > 0 && ($tl_aas // 0) >= 0.8 * $act_avg && ($tl_aas // 0) <= 1.2 * $act_avg,
 	"pg_stat_waits_timeline's last (partial) bucket is within 20% of the sessions the activity view showed");
 

@@ -11,6 +11,7 @@ use PswTest;
 use IO::Socket::UNIX;
 use IPC::Run;
 use List::Util qw(sum0);
+use POSIX qw(fmod);
 use Test::More;
 use Time::HiRes qw(time usleep);
 
@@ -436,6 +437,53 @@ subtest 'portal fetched in batches is attributed to its statement' => sub {
 			  . "WHERE pid = $pid AND wait_event = 'PgSleep')"),
 		0,
 		'idle in transaction between fetches keeps the statement\'s id');
+};
+
+# After a reset, from the minute it happened in on. The history holds
+# everything since the reset: once that minute has closed, a timeline of
+# 10 s buckets over the last hour still comes from the history, its first
+# bucket the reset's. A ring that has wrapped since (a node of its own
+# with a 3,000-sample ring) leaves the minute buckets; the reset's minute
+# is then averaged from the reset on, so 16 sessions sleeping 2 s read as
+# 32 s over the rest of that minute, not over all of it. The reset falls
+# 45 to 54 s into its minute, so the part before it is most of the minute.
+subtest 'the timeline after a reset' => sub {
+	my $small = psw_node('small_ring', conf => ['pg_stat_waits.history_size = 3000'], extensions => 1);
+	my $sleepers = sub {
+		my ($on, $n, $secs) = @_;
+		return map {
+			IPC::Run::start([ 'psql', '-X', '-q', '-h', $on->host, '-p', $on->port, '-d', 'postgres',
+					'-c', "SELECT pg_sleep($secs)" ], '>', '/dev/null', '2>', '/dev/null')
+		} 1 .. $n;
+	};
+	my $sec = sql($admin, 'SELECT extract(second FROM clock_timestamp())');
+	usleep(1e6 * ($sec < 45 ? 45.2 - $sec : $sec >= 54 ? 105.2 - $sec : 0));
+	sql($admin, 'SELECT pg_stat_waits_reset()');
+	$small->safe_psql('postgres', 'SELECT pg_stat_waits_reset()');
+	my $reset = sql($admin, 'SELECT extract(epoch FROM stats_reset) FROM pg_stat_waits_status');
+	my $reset_small = $small->safe_psql('postgres', 'SELECT extract(epoch FROM stats_reset) FROM pg_stat_waits_status');
+	$_->finish for $sleepers->($node, 4, 1), $sleepers->($small, 16, 2);
+	# Into the next minute, so the reset's minute is closed.
+	my $now = sql($admin, 'SELECT extract(epoch FROM clock_timestamp())');
+	usleep(1e6 * (int($reset / 60) * 60 + 61 - $now)) if int($now / 60) == int($reset / 60);
+	my $closed = "bucket_start < date_trunc('minute', clock_timestamp())";
+
+	my ($first, $slept) = split /\|/, sql($admin, "SELECT min(extract(epoch FROM bucket_start)::numeric % 60)::int,
+		sum(samples) FILTER (WHERE wait_event = 'PgSleep') FROM pg_stat_waits_timeline('1 hour', '10 s') WHERE $closed");
+	note(sprintf('reset at second %.1f; the first 10 s bucket at second %s', fmod($reset, 60), $first // 'none'));
+	is($first, int(fmod($reset, 60) / 10) * 10, 'the timeline comes from the history, from the reset\'s 10 s bucket');
+	cmp_ok(abs(($slept // 0) * $period_ms / 1000 - 4), '<', 1, '4 sessions x 1 s of pg_sleep in it');
+
+	my ($used, $size) = split /\|/, $small->safe_psql('postgres', 'SELECT history_used, history_size FROM pg_stat_waits_status');
+	my ($minute, $aas) = split /\|/, $small->safe_psql('postgres', "SELECT (extract(epoch FROM bucket_start)::numeric % 60)::int,
+		avg_active FROM pg_stat_waits_timeline('1 hour', '10 s') WHERE wait_event = 'PgSleep' AND $closed");
+	my $expected = 16 * 2 / (int($reset_small / 60) * 60 + 60 - $reset_small);
+	note(sprintf('ring %d of %d; the reset at second %.1f; its minute: %s sessions in pg_sleep, %.2f expected',
+		$used, $size, fmod($reset_small, 60), $aas // 'none', $expected));
+	is($minute, 0, 'with the ring wrapped, the timeline comes from the minute buckets');
+	ok(defined $aas && abs($aas - $expected) <= 0.25 * $expected,
+		'the minute of the reset averages from the reset on (within 25%)');
+	$small->stop;
 };
 
 $admin->quit;
