@@ -48,7 +48,8 @@ sub mean { my $t = 0; $t += $_ for @_; return @_ ? $t / @_ : 0; }
 
 cmd(psql_cmds('postgres', "DROP DATABASE IF EXISTS $db", "CREATE DATABASE $db"));
 cmd(psql_cmds($db, 'CREATE EXTENSION pg_stat_waits', 'CREATE EXTENSION pg_stat_statements',
-		'CREATE TABLE psw_hold (id int PRIMARY KEY, v int)', 'INSERT INTO psw_hold VALUES (1, 0)'));
+		'CREATE TABLE psw_hold (id int PRIMARY KEY, v int)', 'INSERT INTO psw_hold VALUES (1, 0)',
+		'CREATE TABLE psw_polls (t float8, n int)'));
 cmd('pgbench', '-q', '-i', '-s', '2', $db);
 
 my $port = PostgreSQL::Test::Cluster::get_free_port();
@@ -79,8 +80,8 @@ my ($pgbench, $demo_holder, $demo_waiter);
 
 # --- pg_stat_waits_timeline's last bucket (10 s, still filling) against
 # the activity view polled during it: from the bucket's start (multiples
-# of 10 s), for about 6 s of its 10, so a bucket divided by its full width
-# would read about 60% and fail. The same sessions on both sides: not
+# of 10 s), for about 5 s of its 10, so a bucket divided by its full width
+# would read about half and fail. The same sessions on both sides: not
 # idle, not in a background process's main-loop wait (Activity), not the
 # sampler (which does not sample itself). One session polls every 50 ms,
 # committing between polls so each reads the live state: pgbench's
@@ -88,7 +89,6 @@ my ($pgbench, $demo_holder, $demo_waiter);
 # of 10% and more. The polling session is active through the window and
 # counts on both sides. The sampler's ticks in the window are noted: a
 # sampler starved of CPU skips ticks, and the bucket reads low by as much.
-value('CREATE TABLE psw_polls (t float8, n int)');
 sleep value('SELECT 10.05 - extract(epoch FROM clock_timestamp())::numeric % 10');
 my $ticks0 = value('SELECT samples_taken FROM pg_stat_waits_status');
 my ($poll_rc, $poll_out) = cmd(psql_cmds($db, 'SET synchronous_commit = off', q{DO $$ BEGIN FOR i IN 1 .. 100 LOOP

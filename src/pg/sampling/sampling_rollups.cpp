@@ -71,6 +71,11 @@ static TimestampTz window_start(const char *function, Interval *since, Timestamp
 // answer it (minute resolution). *since_out: from when the ring holds every
 // sample (the sampler's start or the last reset, or the oldest sample once
 // the ring has wrapped).
+// Where the minute buckets' samples start: like the history, they start
+// empty at a reset and at the server's start, unless the stat file brought
+// older minutes back, with the stats_reset they were counted since.
+static TimestampTz minute_buckets_since() { return shared->stats_reset; }
+
 static bool use_history(TimestampTz from, TimestampTz *since_out = nullptr) {
     SampleRing<HistorySample> ring = history_ring();
     TimestampTz complete_since = sampling->history_complete_since;
@@ -82,11 +87,9 @@ static bool use_history(TimestampTz from, TimestampTz *since_out = nullptr) {
     if (from >= complete_since) return true;
     int64 oldest_minute = minute_buckets().oldest_minute();
     if (oldest_minute < 0) return true;
-    // The minute buckets hold nothing from before stats_reset (the last
-    // reset, or the server's start unless they were loaded from the stat
-    // file) either: the history serves the window unless its ring has lost
-    // samples the buckets still have.
-    return Max(oldest_minute * USECS_PER_MINUTE, shared->stats_reset) >= complete_since;
+    // The history serves the window unless its ring has lost samples the
+    // buckets still have.
+    return Max(oldest_minute * USECS_PER_MINUTE, minute_buckets_since()) >= complete_since;
 }
 
 // ---- top --------------------------------------------------------------------
@@ -128,7 +131,7 @@ static TopRow *compute_top(TimestampTz from, int limit, size_t *nrows, uint64 *t
 // *covered_from: where the data behind the first bucket starts (the window's
 // start, or later when the ring holds samples only since the sampler's start
 // or a reset; the minute the window starts in for the minute buckets, or
-// stats_reset if later).
+// where their samples start if later).
 static TimelineRow *compute_timeline(TimestampTz from, int64 width, size_t *nrows, int64 *used_width,
                                      TimestampTz *covered_from, bool *interrupted) {
     std::vector<TimelineRow> rows;
@@ -164,9 +167,7 @@ static TimelineRow *compute_timeline(TimestampTz from, int64 width, size_t *nrow
         }
         rows = agg.result();
         *used_width = minutes * USECS_PER_MINUTE;
-        // The minute buckets hold samples since stats_reset: the minute of a
-        // reset (or of the server's start without a stat file) only from then.
-        *covered_from = Max(from / USECS_PER_MINUTE * USECS_PER_MINUTE, shared->stats_reset);
+        *covered_from = Max(from / USECS_PER_MINUTE * USECS_PER_MINUTE, minute_buckets_since());
     }
     TimelineRow *out = palloc_array_nothrow<TimelineRow>(rows.size());
     std::copy(rows.begin(), rows.end(), out);
