@@ -36,10 +36,23 @@ bool kernel_clocksource_is_tsc();
 // implausible.
 void tsc_calibrate(TscClock *c, int window_ms);
 
-// CLOCK_MONOTONIC in ns. Out of line: its timespec's address is taken, and
-// inlined into the timed paths it would give each of them a stack-protector
-// canary, paid on every call even where the TSC is used.
+// CLOCK_MONOTONIC in ns, out of line (calibration, the sampler, readers).
 int64_t monotonic_ns();
+
+// The same reading for the timed paths, where the TSC is not used (a VM
+// whose clocksource is kvm-clock): inlined, a reading is a call to
+// clock_gettime and no more (the call to monotonic_ns() and its frame cost
+// 13 instructions a reading). Its timespec is one static buffer, not a
+// local: a local whose address is taken gives every function this is
+// inlined into a stack-protector canary, paid on every call even where the
+// TSC is used. So only for single-threaded processes (PostgreSQL's), and
+// never from a signal handler (which could overwrite the buffer between
+// clock_gettime and the reads below).
+inline int64_t monotonic_ns_inline() {
+    static struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 inline int64_t tsc_clock_ns(const TscClock &c) {
 #if defined(__x86_64__)
@@ -48,7 +61,7 @@ inline int64_t tsc_clock_ns(const TscClock &c) {
         return c.base_ns + static_cast<int64_t>((static_cast<unsigned __int128>(d) * c.mult) >> 32);
     }
 #endif
-    return monotonic_ns();
+    return monotonic_ns_inline();
 }
 
 }  // namespace psw
