@@ -17,7 +17,15 @@
 
 EXTENSION = pg_stat_waits
 MODULE_big = pg_stat_waits
-DATA = $(wildcard extension/pg_stat_waits--*.sql) $(wildcard extension/compat/pg_wait_sampling_compat*)
+# SQL: sql/pg_stat_waits.sql is the one source of the current version's
+# install script, copied at build time to sql/pg_stat_waits--<default_version>.sql
+# (not committed; make clean removes it). extension/ keeps what released
+# versions need: 1.0's full script (the base older versions install from and
+# test/t/040_upgrade.pl updates) and each upgrade step (CONTRIBUTING.md, "Versions").
+EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" pg_stat_waits.control)
+DATA_built = sql/pg_stat_waits--$(EXTVERSION).sql
+DATA = extension/pg_stat_waits--1.0.sql $(wildcard extension/pg_stat_waits--*--*.sql) \
+       $(wildcard extension/compat/pg_wait_sampling_compat*)
 PGFILEDESC = "pg_stat_waits - sampled and exact wait-event statistics"
 
 include sources.mk
@@ -63,6 +71,9 @@ override PG_PROVE_FLAGS += -I $(CURDIR)/test/perl
 prove_installcheck:
 	$(prove_installcheck)
 .PHONY: prove_installcheck
+
+$(DATA_built): sql/pg_stat_waits.sql pg_stat_waits.control
+	cp $< $@
 
 # Header dependencies (PGXS tracks them only in --enable-depend builds).
 override CXXFLAGS += -MMD -MP
