@@ -96,14 +96,14 @@ installcheck-nopreload:
 	$(pg_regress_installcheck) --inputdir=test $(PSW_SERVER_NOPRELOAD) nopreload
 .PHONY: installcheck-nopreload
 
-# The pg_wait_sampling drop-in (extension/dropin/: an extension named
+# The pg_wait_sampling drop-in (extension/pg_wait_sampling/: an extension named
 # pg_wait_sampling, version 1.1, served by this library, for tools that look
 # for that name): installed unless another pg_wait_sampling.control is in the
 # target directory (pg_wait_sampling itself, e.g. Debian's
 # postgresql-NN-pg-wait-sampling), which is never overwritten; the rest is
 # installed all the same. A drop-in installed before (its control requires
 # pg_stat_waits) is updated. `make install-dropin` installs it alone.
-PSW_DROPIN_FILES = extension/dropin/pg_wait_sampling.control extension/dropin/pg_wait_sampling--1.1.sql
+PSW_DROPIN_FILES = extension/pg_wait_sampling/pg_wait_sampling.control extension/pg_wait_sampling/pg_wait_sampling--1.1.sql
 PSW_DROPIN_CONTROL = $(DESTDIR)$(datadir)/extension/pg_wait_sampling.control
 install: install-dropin
 install-dropin:

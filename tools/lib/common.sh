@@ -182,7 +182,7 @@ build_extension() {
 # The pg_wait_sampling drop-in's own staged installation, $PSW_STAGE-dropin:
 # a copy of the stage above without Debian's pg_wait_sampling (which stays
 # there, the reference of the compatibility tests and the bench) and with the
-# drop-in (extension/dropin/) and pg_profile, from the pinned tarball in
+# drop-in (extension/pg_wait_sampling/) and pg_profile, from the pinned tarball in
 # ../shared/clients (dblink, which pg_profile needs, from the server's
 # source tree where it is not installed). Its installation prefix, for
 # PostgreSQL::Test::Cluster's install_path, is written to
