@@ -290,8 +290,8 @@ $node->append_conf('postgresql.conf', "pg_stat_waits.profile_max = 100\n");
 $node->restart;
 my $churn = PostgreSQL::Test::Utils::tempdir() . '/churn.sql';
 PostgreSQL::Test::Utils::append_to_file($churn, "SELECT pg_sleep(0.02);\n");
-$node->command_ok([ 'pgbench', '-n', '-C', '-c', '2', '-t', '150', '-f', $churn, '-h', $host, '-p', $port, 'postgres' ],
-	'300 connections, each sleeping 20 ms');
+$node->command_ok([ 'pgbench', '-n', '-C', '-c', '2', '-t', '75', '-f', $churn, '-h', $host, '-p', $port, 'postgres' ],
+	'150 connections, each sleeping 20 ms');
 my ($keys, $pids) = split /\|/, $node->safe_psql('postgres',
 	'SELECT count(*) || \'|\' || count(DISTINCT pid) FROM pg_wait_sampling_profile');
 cmp_ok($keys, '<=', 100, "the per-process profile holds at most profile_max = 100 keys ($keys, $pids pids)");
