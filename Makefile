@@ -17,7 +17,15 @@
 
 EXTENSION = pg_stat_waits
 MODULE_big = pg_stat_waits
-DATA = $(wildcard extension/pg_stat_waits--*.sql) $(wildcard extension/compat/pg_wait_sampling_compat*)
+# SQL: sql/pg_stat_waits.sql is the one source of the current version's
+# install script, copied at build time to sql/pg_stat_waits--<default_version>.sql
+# (not committed; make clean removes it). extension/ keeps what released
+# versions need: 1.0's full script (the base older versions install from and
+# test/t/040_upgrade.pl updates) and each upgrade step (CONTRIBUTING.md, "Versions").
+EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" pg_stat_waits.control)
+DATA_built = sql/pg_stat_waits--$(EXTVERSION).sql
+DATA = extension/pg_stat_waits--1.0.sql $(wildcard extension/pg_stat_waits--*--*.sql) \
+       $(wildcard extension/compat/pg_wait_sampling_compat*)
 PGFILEDESC = "pg_stat_waits - sampled and exact wait-event statistics"
 
 include sources.mk
@@ -64,6 +72,9 @@ prove_installcheck:
 	$(prove_installcheck)
 .PHONY: prove_installcheck
 
+$(DATA_built): sql/pg_stat_waits.sql pg_stat_waits.control
+	cp $< $@
+
 # Header dependencies (PGXS tracks them only in --enable-depend builds).
 override CXXFLAGS += -MMD -MP
 -include $(OBJS:.o=.d)
@@ -85,14 +96,14 @@ installcheck-nopreload:
 	$(pg_regress_installcheck) --inputdir=test $(PSW_SERVER_NOPRELOAD) nopreload
 .PHONY: installcheck-nopreload
 
-# The pg_wait_sampling drop-in (extension/dropin/: an extension named
+# The pg_wait_sampling drop-in (extension/pg_wait_sampling/: an extension named
 # pg_wait_sampling, version 1.1, served by this library, for tools that look
 # for that name): installed unless another pg_wait_sampling.control is in the
 # target directory (pg_wait_sampling itself, e.g. Debian's
 # postgresql-NN-pg-wait-sampling), which is never overwritten; the rest is
 # installed all the same. A drop-in installed before (its control requires
 # pg_stat_waits) is updated. `make install-dropin` installs it alone.
-PSW_DROPIN_FILES = extension/dropin/pg_wait_sampling.control extension/dropin/pg_wait_sampling--1.1.sql
+PSW_DROPIN_FILES = extension/pg_wait_sampling/pg_wait_sampling.control extension/pg_wait_sampling/pg_wait_sampling--1.1.sql
 PSW_DROPIN_CONTROL = $(DESTDIR)$(datadir)/extension/pg_wait_sampling.control
 install: install-dropin
 install-dropin:

@@ -1,8 +1,8 @@
 -- pg_stat_waits 1.0 -> 1.1
 \echo Use "ALTER EXTENSION pg_stat_waits UPDATE TO '1.1'" to load this file. \quit
 
--- Each change below is also in pg_stat_waits--1.1.sql (the fresh install);
--- the upgrade test compares the two.
+-- Each change below was also made in sql/pg_stat_waits.sql (the fresh install);
+-- test/t/040_upgrade.pl compares the two.
 
 -- Tables that never go blind: eviction counters in pg_stat_waits_status.
 -- Exact timing per backend type: pg_stat_waits and pg_stat_waits_queries

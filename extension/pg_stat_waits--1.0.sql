@@ -1,4 +1,8 @@
 -- pg_stat_waits 1.0: views and functions over the extension's shared memory.
+-- Kept as released, never edited: the base that an older version installs
+-- from (CREATE EXTENSION pg_stat_waits VERSION '1.1' runs this file, then the
+-- upgrade steps) and that test/t/040_upgrade.pl updates and compares with a
+-- fresh install of the current version (sql/pg_stat_waits.sql).
 \echo Use "CREATE EXTENSION pg_stat_waits" to load this file. \quit
 
 CREATE FUNCTION pg_stat_waits_require_preload() RETURNS void

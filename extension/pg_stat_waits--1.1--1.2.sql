@@ -1,8 +1,8 @@
 -- pg_stat_waits 1.1 -> 1.2
 \echo Use "ALTER EXTENSION pg_stat_waits UPDATE TO '1.2'" to load this file. \quit
 
--- The change below is also in pg_stat_waits--1.2.sql (the fresh install);
--- the upgrade test compares the two.
+-- The change below was also made in sql/pg_stat_waits.sql (the fresh install);
+-- test/t/040_upgrade.pl compares the two.
 
 -- pg_stat_waits_status gains cpu_count: the number of CPUs the server may
 -- run on, the line average active sessions are read against. The view over

@@ -2,7 +2,8 @@
 # Checks what a release build of pg_stat_waits.so exports (nm -D
 # --defined-only): only what PostgreSQL looks up in it, which is _PG_init,
 # Pg_magic_func, the background-worker entry the sampler registers
-# (bgw_function_name in src/), and each C function that extension/*.sql or
+# (bgw_function_name in src/), and each C function that sql/pg_stat_waits.sql
+# (the current version), extension/*.sql (1.0 and the upgrade steps) or
 # extension/*/*.sql (the pg_wait_sampling drop-in) names with its pg_finfo_
 # record. Prints every other exported symbol (a test entry point, say) and
 # every named function missing; exits 1 if any.
@@ -24,7 +25,7 @@ sub slurp
 }
 
 my (%sql, %workers);
-for my $f (glob "$root/extension/*.sql $root/extension/*/*.sql")
+for my $f (glob "$root/sql/pg_stat_waits.sql $root/extension/*.sql $root/extension/*/*.sql")
 {
 	my $text = slurp($f);
 	$sql{$1} = 1 while $text =~ /'MODULE_PATHNAME', *'([A-Za-z0-9_]*)'/g;

@@ -5,7 +5,7 @@
 #include "shared_state.h"
 #include "shmem_parts.h"
 #include "statements/statements.h"
-#include "surface/wait_sampling_gucs.h"
+#include "pg_wait_sampling/pg_wait_sampling_gucs.h"
 #include "timing/timing.h"
 
 extern "C" {
@@ -130,7 +130,7 @@ void _PG_init(void) {
     // EXPLAIN (ANALYZE, WAITS), on servers that take extension options.
     psw::install_explain_waits();
     MarkGUCPrefixReserved("pg_stat_waits");
-    psw::define_wait_sampling_gucs();
+    psw::define_pg_wait_sampling_gucs();
     psw::init_wait_catalog();
     // Same query ids as pg_stat_statements and pg_stat_activity.query_id.
     EnableQueryId();

@@ -3,21 +3,21 @@
 #include "explain/explain.h"
 #include "persistence/persistence.h"
 #include "sampling/sampling.h"
-#include "surface/wait_sampling.h"
+#include "pg_wait_sampling/pg_wait_sampling.h"
 #include "timing/timing.h"
 
 namespace psw {
 
 // Order matters: core_part comes first (it sets psw::shared), and
 // persistence_part after the parts it loads the saved statistics into;
-// wait_sampling_part follows it (its first baseline is the loaded profile).
+// pg_wait_sampling_part follows it (its first baseline is the loaded profile).
 static const ShmemPart *const parts[] = {
     &core_part,
     &timing_part,
     &executions_part,
     &sampling_part,
     &persistence_part,
-    &wait_sampling_part,
+    &pg_wait_sampling_part,
     &explain_part,
 };
 

@@ -58,7 +58,7 @@ RESET ROLE;
 DROP ROLE regress_pgws_reader;
 
 -- Settings: pg_wait_sampling's names, types and defaults (profile_pid: off
--- only), reloadable like pg_wait_sampling's, bad values refused; a
+-- by default here), reloadable like pg_wait_sampling's, bad values refused; a
 -- superuser may SET sample_cpu and profile_queries, as with pg_wait_sampling;
 -- the periods are pg_stat_waits.sample_period's, another value is refused.
 SELECT name, boot_val, vartype, context, min_val, max_val, enumvals
@@ -72,7 +72,7 @@ RESET pg_wait_sampling.profile_queries;
 SHOW pg_wait_sampling.profile_period;
 SET pg_wait_sampling.profile_period = 20;
 SET pg_wait_sampling.history_period = 10;
-ALTER SYSTEM SET pg_wait_sampling.profile_pid = on;
+ALTER SYSTEM SET pg_wait_sampling.profile_pid = 'sometimes';
 ALTER SYSTEM SET pg_wait_sampling.profile_queries = 'everything';
 ALTER SYSTEM SET pg_wait_sampling.history_size = 10;
 

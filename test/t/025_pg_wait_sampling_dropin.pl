@@ -1,4 +1,4 @@
-# The pg_wait_sampling drop-in (extension/dropin/: an extension named
+# The pg_wait_sampling drop-in (extension/pg_wait_sampling/: an extension named
 # pg_wait_sampling, version 1.1, served by pg_stat_waits), on a node of its
 # own staged installation (stage_dropin in tools/lib/common.sh: the stage
 # without Debian's pg_wait_sampling). Checks: make install never overwrites
@@ -210,9 +210,8 @@ like($err, qr/invalid value for parameter "pg_wait_sampling.profile_period".*HIN
 ($rc, $out, $err) = $node->psql('postgres', 'SET pg_wait_sampling.history_period = 100');
 like($err, qr/invalid value for parameter "pg_wait_sampling.history_period"/, 'so is another history_period');
 $node->safe_psql('postgres', 'ALTER SYSTEM SET pg_stat_waits.sample_period = 30; SELECT pg_reload_conf()');
-$node->poll_query_until('postgres', "SELECT current_setting('pg_wait_sampling.profile_period') = '30'")
-  or die 'reload not seen';
-pass('after pg_stat_waits.sample_period = 30 and a reload, profile_period shows 30');
+ok($node->poll_query_until('postgres', "SELECT current_setting('pg_wait_sampling.profile_period') = '30'"),
+	'after pg_stat_waits.sample_period = 30 and a reload, profile_period shows 30');
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET pg_stat_waits.sample_period; SELECT pg_reload_conf()');
 for my $v ('on', 'off', 'true', 'all', 'top', 'none')
 {
@@ -229,6 +228,37 @@ is($node->safe_psql('postgres', 'SET pg_wait_sampling.sample_cpu = off; '
 	  . 'SELECT count(*) FILTER (WHERE event IS NULL) FROM pg_wait_sampling_history; '
 	  . 'SELECT count(*) FILTER (WHERE event IS NULL) FROM pg_wait_sampling_profile'), "0\n0\n0",
 	'sample_cpu = off set in the session: no process outside a wait in current, history, profile');
+
+# ---- profile_pid: the profile per process, as pg_wait_sampling keeps it
+my $pid_sleep = sub {
+	$node->safe_psql('postgres',
+		"SELECT coalesce(sum(count), 0) FROM pg_wait_sampling_profile WHERE pid = $_[0] AND event = 'PgSleep'");
+};
+my $sleeper = psw_session($node);
+my $sleeper_pid = backend_pid($sleeper);
+sql($sleeper, 'SELECT pg_sleep(0.5)');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_wait_sampling_profile WHERE pid <> 0'), '0',
+	'profile_pid = off (the default here): the profile has pid 0 only');
+($rc, $out, $err) = $node->psql('postgres',
+	'ALTER SYSTEM SET pg_wait_sampling.profile_pid = on; SELECT pg_reload_conf()');
+is($rc, 0, 'pg_wait_sampling.profile_pid = on is accepted') or diag($err);
+$node->poll_query_until('postgres', "SELECT current_setting('pg_wait_sampling.profile_pid') = 'on'")
+  or diag('the reload was not seen');
+sql($sleeper, 'SELECT pg_sleep(0.5)');
+my $per_process = $pid_sleep->($sleeper_pid);
+cmp_ok($per_process, '>=', 5,
+	"profile_pid = on: a per-process query finds the sleeping session's PgSleep samples ($per_process at 20 ms)");
+is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_wait_sampling_profile WHERE pid = 0'), '0',
+	'... and no row is left without its pid');
+is($node->safe_psql('postgres', "SELECT count(*) FROM pg_wait_sampling_profile p JOIN pg_stat_activity a USING (pid) "
+	  . "WHERE a.pid = $sleeper_pid"), $node->safe_psql('postgres',
+		"SELECT count(DISTINCT (event_type, event, queryid)) FROM pg_wait_sampling_profile WHERE pid = $sleeper_pid"),
+	'one row per process, wait and query');
+$node->safe_psql('postgres', 'SELECT pg_wait_sampling_reset_profile()');
+is($pid_sleep->($sleeper_pid), '0', 'pg_wait_sampling_reset_profile() empties the per-process profile');
+sql($sleeper, 'SELECT pg_sleep(0.3)');
+cmp_ok($pid_sleep->($sleeper_pid), '>', 0, '... which counts again after it');
+$sleeper->quit;
 
 # ---- the history reads as fast as pg_stat_waits_history (within 1.5x)
 # A full history at 1 ms with idle processes sampled too, then the sampler idle.
@@ -251,6 +281,26 @@ my ($native_ms, $dropin_ms) = ($timing->('pg_stat_waits_history'), $timing->('pg
 cmp_ok($rows, '>=', 5000, "the history holds $rows samples to read");
 cmp_ok($dropin_ms, '<=', 1.5 * $native_ms,
 	"pg_wait_sampling_history within 1.5x of pg_stat_waits_history over $rows rows ($dropin_ms vs $native_ms ms, best of 5)");
+
+# ---- the per-process profile stays within profile_max
+# A new process a few milliseconds apart, each sleeping: every one a new
+# key. The table keeps room for the newest (least used keys evicted).
+$node->safe_psql('postgres', 'ALTER SYSTEM SET pg_stat_waits.sample_period = 5; ALTER SYSTEM RESET pg_stat_waits.sample_idle');
+$node->append_conf('postgresql.conf', "pg_stat_waits.profile_max = 100\n");
+$node->restart;
+my $churn = PostgreSQL::Test::Utils::tempdir() . '/churn.sql';
+PostgreSQL::Test::Utils::append_to_file($churn, "SELECT pg_sleep(0.02);\n");
+$node->command_ok([ 'pgbench', '-n', '-C', '-c', '2', '-t', '75', '-f', $churn, '-h', $host, '-p', $port, 'postgres' ],
+	'150 connections, each sleeping 20 ms');
+my ($keys, $pids) = split /\|/, $node->safe_psql('postgres',
+	'SELECT count(*) || \'|\' || count(DISTINCT pid) FROM pg_wait_sampling_profile');
+cmp_ok($keys, '<=', 100, "the per-process profile holds at most profile_max = 100 keys ($keys, $pids pids)");
+cmp_ok($keys, '>=', 20, "... and keeps counting new processes once full ($keys keys)");
+my $newest = psw_session($node);
+my $newest_pid = backend_pid($newest);
+sql($newest, 'SELECT pg_sleep(0.3)');
+cmp_ok($pid_sleep->($newest_pid), '>', 0, 'a process that comes after the table filled is counted');
+$newest->quit;
 
 $node->stop;
 done_testing();

@@ -1,20 +1,40 @@
-# The upgrade path, the pg_stat_statements way: install 1.0 and 1.1, ALTER EXTENSION
-# UPDATE, and the catalog (functions, views with their definitions, privileges,
-# members) is the same as a fresh install of the current version.
+# The upgrade path. The current version's install script is one source,
+# sql/pg_stat_waits.sql, which make copies to pg_stat_waits--<default>.sql;
+# extension/ keeps 1.0's released script and the upgrade steps. Installing
+# 1.0 (and 1.1, which installs through 1.0 and its step) and running ALTER
+# EXTENSION UPDATE must give, object by object, the catalog a fresh install
+# of that source gives: each function with its definition, result,
+# volatility, strictness, parallel safety, settings, privileges and comment;
+# each view with its definition, privileges and comment; each relation's
+# columns; and the extension's members. The fresh install must really be the
+# source (not 1.0 and the same steps, which would make the comparison
+# vacuous): the installed script is compared with sql/pg_stat_waits.sql and
+# the catalog must hold exactly the functions and views the source creates.
 use strict;
 use warnings;
+use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib "$FindBin::RealBin/../perl";
 use PswTest;
 
+my $root = "$FindBin::RealBin/../..";
 my $node = psw_node('upgrade');
 $node->safe_psql('postgres', 'CREATE DATABASE psw_from10; CREATE DATABASE psw_from11; CREATE DATABASE psw_new;');
 my $default = $node->safe_psql('postgres',
 	"SELECT default_version FROM pg_available_extensions WHERE name = 'pg_stat_waits'");
 is($default, '1.2', 'the default version is 1.2 (pg_stat_waits_status.cpu_count)');
 
-# Every older version updates to the default one.
+# The fresh install runs the one source: PostgreSQL takes a version's own
+# script when there is one, and the installed one is the source's copy.
+my $source = slurp_file("$root/sql/pg_stat_waits.sql");
+my $extdir = $node->config_data('--sharedir') . '/extension';
+ok(-f "$extdir/pg_stat_waits--$default.sql", "the install script of $default is installed");
+ok(slurp_file("$extdir/pg_stat_waits--$default.sql") eq $source,
+	"the installed pg_stat_waits--$default.sql is sql/pg_stat_waits.sql");
+
+# Every older version installs and updates to the default one.
 my %from = ('1.0' => 'psw_from10', '1.1' => 'psw_from11');
 for my $version (sort keys %from)
 {
@@ -28,45 +48,73 @@ for my $version (sort keys %from)
 }
 $node->safe_psql('psw_new', 'CREATE EXTENSION pg_stat_waits');
 
+# Each query returns one row per object: its name, then what must match.
+my $member_of = q{
+	SELECT objid FROM pg_depend
+	 WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e' AND classid = '%s'::regclass
+	   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pg_stat_waits')};
 my %catalog = (
-	'members' => q{
-		SELECT pg_describe_object(classid, objid, objsubid) FROM pg_depend
+	'member' => q{
+		SELECT pg_describe_object(classid, objid, objsubid), 'member' FROM pg_depend
 		 WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
-		   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pg_stat_waits')
-		 ORDER BY 1},
-	'functions' => q{
-		SELECT p.oid::regprocedure::text, pg_get_function_result(p.oid), p.prokind, p.provolatile,
-		       p.proisstrict, p.proparallel, p.prosecdef, p.prosrc, p.probin, p.proconfig,
-		       coalesce(p.proacl::text, 'default'), obj_description(p.oid, 'pg_proc')
-		  FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
-		 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
-		   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pg_stat_waits')
-		 ORDER BY 1},
-	'relations' => q{
-		SELECT c.relname, c.relkind, pg_get_viewdef(c.oid), coalesce(c.relacl::text, 'default'),
-		       obj_description(c.oid, 'pg_class')
-		  FROM pg_class c JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid
-		 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
-		   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pg_stat_waits')
-		 ORDER BY 1},
-	'columns' => q{
-		SELECT c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod)
+		   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pg_stat_waits')},
+	'function' => q{
+		SELECT p.oid::regprocedure::text,
+		       concat_ws(' | ', pg_get_functiondef(p.oid), pg_get_function_result(p.oid), p.prokind,
+		                 p.provolatile, p.proisstrict, p.proparallel, p.prosecdef, p.prosrc, p.probin,
+		                 p.proconfig::text, coalesce(p.proacl::text, 'default'),
+		                 obj_description(p.oid, 'pg_proc'))
+		  FROM pg_proc p WHERE p.oid IN (} . sprintf($member_of, 'pg_proc') . ')',
+	'view' => q{
+		SELECT c.relname, concat_ws(' | ', c.relkind, pg_get_viewdef(c.oid), coalesce(c.relacl::text, 'default'),
+		                            obj_description(c.oid, 'pg_class'))
+		  FROM pg_class c WHERE c.oid IN (} . sprintf($member_of, 'pg_class') . ')',
+	'columns of' => q{
+		SELECT c.relname, string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+		                             || coalesce(' ' || a.attacl::text, ''), ', ' ORDER BY a.attnum)
 		  FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-		  JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid
-		 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
-		   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pg_stat_waits')
-		 ORDER BY 1, 2},);
+		 WHERE c.oid IN (} . sprintf($member_of, 'pg_class') . ') GROUP BY c.relname',);
+
+# name => description, from one database.
+sub objects
+{
+	my ($db, $query) = @_;
+	my %o;
+	for my $row (split /\x1e\n?/, $node->safe_psql($db, $query, extra_params => [ '-F', "\x1f", '-R', "\x1e" ]))
+	{
+		my ($name, $what) = split /\x1f/, $row, 2;
+		$o{$name} = $what;
+	}
+	return \%o;
+}
 
 for my $what (sort keys %catalog)
 {
-	my $new = $node->safe_psql('psw_new', $catalog{$what});
-	isnt($new, '', "fresh install has $what");
+	my $new = objects('psw_new', $catalog{$what});
 	for my $version (sort keys %from)
 	{
-		my $old = $node->safe_psql($from{$version}, $catalog{$what});
-		is($old, $new, "$what after the update from $version equal a fresh install's");
+		my $old = objects($from{$version}, $catalog{$what});
+		is_deeply([ sort keys %$old ], [ sort keys %$new ],
+			"after the update from $version: the same ${what}s as a fresh install");
+		for my $name (sort keys %$new)
+		{
+			next unless exists $old->{$name};
+			is($old->{$name}, $new->{$name}, "$what $name: the same after the update from $version");
+		}
 	}
 }
+
+# Not vacuous: the fresh install holds exactly the functions and views the
+# source creates.
+my $new_functions = objects('psw_new', $catalog{function});
+my $new_views = objects('psw_new', $catalog{view});
+my @src_functions = $source =~ /^CREATE FUNCTION (\w+)\(/mg;
+my @src_views = $source =~ /^CREATE VIEW (\w+)/mg;
+cmp_ok(scalar(@src_functions), '>=', 10, 'the source creates functions');
+is_deeply([ sort { $a cmp $b } keys %$new_views ], [ sort @src_views ],
+	'the fresh install has exactly the views sql/pg_stat_waits.sql creates');
+is_deeply([ sort map { s/\(.*//r } keys %$new_functions ], [ sort @src_functions ],
+	'the fresh install has exactly the functions sql/pg_stat_waits.sql creates');
 
 # The updated extensions work, and report the server's CPUs (1.2).
 for my $version (sort keys %from)

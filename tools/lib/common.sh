@@ -7,6 +7,9 @@
 PSW_ROOT=${PSW_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 PSW_BUILD=${PSW_BUILD:-$PSW_ROOT/build}
 PSW_OS_USER=${PSW_OS_USER:-pgsw}
+# The majors, how each is obtained and what CI runs on it: tools/pg/versions.tsv.
+# shellcheck source=tools/pg/versions.sh
+source "$PSW_ROOT/tools/pg/versions.sh"
 PSW_PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 PG_CONFIG=${PG_CONFIG:-$PSW_PG15_CONFIG}
 
@@ -40,16 +43,17 @@ PSW_SHARED_CANDIDATES=("$PSW_ROOT/../shared" "$PSW_ROOT/../../shared")
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# psw_select_pg [--pg N] [args...]: sets PG_CONFIG from --pg 15|16|17|18|19
-# or the environment (PG_CONFIG=...; default: Debian's 15); the remaining
-# arguments are left in PSW_ARGS. 16 to 19 are built once from the pinned
-# sources into a cache. 19 is built with assertions (--enable-cassert) for
-# every command but ./run bench (PSW_PG_CASSERT=0 there), which measures the
-# release build: a misuse of PostgreSQL's APIs then fails a test, not a
-# server in production.
+# psw_select_pg [--pg N] [args...]: sets PG_CONFIG from --pg MAJOR (a major
+# of tools/pg/versions.tsv) or the environment (PG_CONFIG=...; default:
+# Debian's 15); the remaining arguments are left in PSW_ARGS. A debian:
+# major is the installed package's server; the others are built once from
+# their pinned sources into a cache. A major marked cassert (19) is built
+# with assertions (--enable-cassert) for every command but ./run bench
+# (PSW_PG_CASSERT=0 there), which measures the release build: a misuse of
+# PostgreSQL's APIs then fails a test, not a server in production.
 psw_select_pg() {
   PSW_ARGS=()
-  local want="" build_args=()
+  local want="" build_args=() source
   while [ $# -gt 0 ]; do
     case "$1" in
       --pg) want=${2:?--pg needs a version}; shift 2 ;;
@@ -57,19 +61,21 @@ psw_select_pg() {
       *) PSW_ARGS+=("$1"); shift ;;
     esac
   done
-  case "$want" in
-    "") ;;
-    15) PG_CONFIG=$PSW_PG15_CONFIG ;;
-    16|17|18|19) ensure_packages "${PSW_PACKAGES_PGSRC[@]}"
-        [ "$want" = 19 ] && [ "${PSW_PG_CASSERT:-1}" = 1 ] && build_args=(--cassert)
+  if [ -n "$want" ]; then
+    source=$(pg_version_field "$want" source) ||
+      die "--pg takes $(pg_majors_text ', ') (tools/pg/versions.tsv; or set PG_CONFIG=/path/to/pg_config for another installation)"
+    case "$source" in
+      debian:*) PG_CONFIG=/usr/lib/postgresql/$want/bin/pg_config ;;
+      *) ensure_packages "${PSW_PACKAGES_PGSRC[@]}"
+        [ "$(pg_version_field "$want" cassert)" = yes ] && [ "${PSW_PG_CASSERT:-1}" = 1 ] && build_args=(--cassert)
         PG_CONFIG=$("$PSW_ROOT/tools/pg/build_postgres.sh" "${build_args[@]+"${build_args[@]}"}" "$want") \
           || die "PostgreSQL $want could not be built"
         # Its build tree keeps PostgreSQL's own regression suite (built), which
         # test/t/700_postgres_regress.pl runs against a preloading server.
         PSW_PG_REGRESS_DIR=$(dirname "$(dirname "$(dirname "$PG_CONFIG")")")/src/src/test/regress
         export PSW_PG_REGRESS_DIR ;;
-    *) die "--pg takes 15, 16, 17, 18 or 19 (or set PG_CONFIG=/path/to/pg_config for another installation)" ;;
-  esac
+    esac
+  fi
   [ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG"
   PSW_PG_MAJOR=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
   # The assertion build stages apart from the release build of its major.
@@ -176,7 +182,7 @@ build_extension() {
 # The pg_wait_sampling drop-in's own staged installation, $PSW_STAGE-dropin:
 # a copy of the stage above without Debian's pg_wait_sampling (which stays
 # there, the reference of the compatibility tests and the bench) and with the
-# drop-in (extension/dropin/) and pg_profile, from the pinned tarball in
+# drop-in (extension/pg_wait_sampling/) and pg_profile, from the pinned tarball in
 # ../shared/clients (dblink, which pg_profile needs, from the server's
 # source tree where it is not installed). Its installation prefix, for
 # PostgreSQL::Test::Cluster's install_path, is written to

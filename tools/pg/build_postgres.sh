@@ -2,13 +2,14 @@
 # Builds a PostgreSQL major from its pinned source tarball into a cache
 # outside the checkout and prints the path of its pg_config.
 #   tools/pg/build_postgres.sh [--cassert] MAJOR [SRC_DIR]
-# MAJOR is 16, 17 or 19 (git exports of REL_NN_STABLE,
-# postgresql-NN*.src.tar.bz2) or 18 (Debian's postgresql-18_*.orig.tar.bz2).
+# MAJOR is a major whose row in tools/pg/versions.tsv names a pinned tarball
+# (git exports of a REL_NN_STABLE commit, or Debian's orig tarball: how each
+# was made is in that row and in tools/pg/README.md).
 # --cassert builds with --enable-cassert (assertions on, as PostgreSQL's
 # buildfarm runs), into a cache key of its own. SRC_DIR holds the tarballs
 # (default: $PSW_PG_SRC, else ../shared/pg-src next to the checkout or, in a
-# linked git worktree, next to its main checkout). Each tarball's sha256 is
-# checked against tools/pg/sources.sha256 before anything is unpacked. The
+# linked git worktree, next to its main checkout). The tarball's sha256 is
+# checked against its row in tools/pg/versions.tsv before anything is unpacked. The
 # cache key is version and sha256, so a new tarball builds a new prefix and an
 # interrupted build is redone. Cache root: $PSW_PG_CACHE (default
 # /var/cache/pg_stat_waits).
@@ -24,19 +25,18 @@ if [ ! -d "$src_dir" ] && common=$(git -C "$root" rev-parse --path-format=absolu
 fi
 cache=${PSW_PG_CACHE:-/var/cache/pg_stat_waits}
 
-case "$major" in
-  16|17) pattern="postgresql-$major.*.src.tar.bz2" ;;
-  18) pattern='postgresql-18_*.orig.tar.bz2' ;;
-  19) pattern='postgresql-19*.src.tar.bz2' ;;
-  *) echo "no pinned source for PostgreSQL $major (16, 17, 18 or 19)" >&2; exit 1 ;;
+# shellcheck source=tools/pg/versions.sh
+source "$root/tools/pg/versions.sh"
+name=$(pg_version_field "$major" source) || name=""
+case "$name" in
+  ""|debian:*) echo "no pinned source for PostgreSQL $major in tools/pg/versions.tsv" >&2; exit 1 ;;
 esac
-tarball=$(find "$src_dir" -maxdepth 1 -name "$pattern" 2>/dev/null | sort | tail -1)
-if [ -z "$tarball" ]; then echo "no PostgreSQL $major source in $src_dir" >&2; exit 1; fi
-name=$(basename "$tarball")
-want=$(awk -v f="$name" '$2 == f {print $1}' "$root/tools/pg/sources.sha256")
+tarball=$src_dir/$name
+if [ ! -f "$tarball" ]; then echo "no PostgreSQL $major source ($name) in $src_dir" >&2; exit 1; fi
+want=$(pg_version_field "$major" sha256)
 have=$(sha256sum "$tarball" | cut -d' ' -f1)
-if [ -z "$want" ] || [ "$want" != "$have" ]; then
-  echo "sha256 of $tarball is $have, tools/pg/sources.sha256 says '$want'" >&2; exit 1
+if [ "$want" != "$have" ]; then
+  echo "sha256 of $tarball is $have, tools/pg/versions.tsv says '$want'" >&2; exit 1
 fi
 
 version=$(printf '%s' "$name" | sed -e 's/^postgresql-[0-9]*_\(.*\)\.orig\.tar\.bz2$/\1/' \

@@ -275,6 +275,8 @@ __attribute__((always_inline)) static inline void prefetch_proc(uint32 procno, u
     }
 }
 
+TickCounter tick_counter = nullptr;
+
 // Per-tick scratch, allocated once for the largest possible process count.
 static HistorySample *tick_samples = nullptr;
 static ProfileKey *tick_profile_keys = nullptr;
@@ -356,6 +358,7 @@ static void take_sample() {
         buckets_ok = false;  // out of memory while compacting a minute
     }
     late_ids_apply(ring, profile, minute_buckets());
+    if (tick_counter != nullptr) tick_counter(tick_samples, n);
     sampling->samples_recorded += n;
     sampling->period_ms = guc_sample_period_ms;
     shared->samples_taken++;

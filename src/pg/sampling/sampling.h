@@ -121,6 +121,15 @@ void encoded_wait_names(uint32 wait, const char **type, const char **name);
 // evict; they never wait for this.
 void evict_tables_step();
 
+// What else counts each tick's samples, from a layer above (the
+// pg_wait_sampling drop-in's per-process profile): called by the sampler
+// inside its write section (shared->lock held exclusively, profile_seq odd)
+// with the tick's samples, so a reader copying under profile_seq sees its
+// table consistent with the profile. Set once in the postmaster, before the
+// sampler starts; null (the default) costs the tick one test.
+using TickCounter = void (*)(const HistorySample *samples, uint32 n);
+extern TickCounter tick_counter;
+
 // Sampler ticks take shared->lock exclusively for their writes; a reset
 // takes it too. Readers normally copy lock-free (see sampling_views.cpp).
 void reset_sampling();

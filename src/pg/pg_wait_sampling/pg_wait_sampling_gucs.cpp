@@ -2,14 +2,16 @@
 // is not loaded, so that a postgresql.conf written for pg_wait_sampling keeps
 // working after the switch: its values are validated as pg_wait_sampling
 // validates them, SHOW answers, and the pg_wait_sampling extension (the
-// drop-in, extension/dropin/) and pg_wait_sampling_compat read the two that
-// map onto pg_stat_waits' data (profile_queries, sample_cpu; a superuser
-// may SET them, as with pg_wait_sampling). history_size is accepted and does
+// drop-in, extension/pg_wait_sampling/) and pg_wait_sampling_compat read
+// the two that map onto pg_stat_waits' data (profile_queries, sample_cpu; a
+// superuser may SET them, as with pg_wait_sampling); profile_pid keeps the
+// drop-in's profile per process (the sampler counts each sample into it
+// too, pg_wait_sampling_profile.cpp). history_size is accepted and does
 // nothing here. The two periods always show pg_stat_waits.sample_period:
 // tools multiply sample counts by pg_wait_sampling.profile_period to get
 // time (pg_profile does), so it must be the period the samples were taken
 // at; another value is refused rather than shown and ignored.
-#include "wait_sampling_gucs.h"
+#include "pg_wait_sampling_gucs.h"
 
 #include <climits>
 #include <cstdio>
@@ -34,17 +36,6 @@ static const struct config_enum_entry profile_queries_options[] = {
     {"false", 0, true}, {"0", 0, true},    {"on", 1, true},    {"yes", 1, true}, {"true", 1, true},
     {"1", 1, true},     {nullptr, 0, false},
 };
-
-// pg_stat_waits keeps its profile per query and wait, not per process: the
-// compat profile always has pid 0, which is what pg_wait_sampling shows with
-// profile_pid = off. Saying on would promise rows that never come.
-static bool check_profile_pid(bool *newval, void **extra, GucSource source) {
-    if (!*newval) return true;
-    GUC_check_errdetail("pg_stat_waits keeps no per-process profile; pg_wait_sampling_profile.pid is always 0.");
-    GUC_check_errhint("Remove pg_wait_sampling.profile_pid or set it to off; per-process samples are in "
-                      "pg_wait_sampling_history.");
-    return false;
-}
 
 // history_period and profile_period: pg_stat_waits.sample_period, whatever
 // was set. The default (a reset, or no line in postgresql.conf) is always
@@ -86,7 +77,7 @@ static bool list_names_library(const char *list, const char *lib) {
     return false;
 }
 
-void define_wait_sampling_gucs() {
+void define_pg_wait_sampling_gucs() {
     if (list_names_library(shared_preload_libraries_string, "pg_wait_sampling")) return;
     DefineCustomIntVariable("pg_wait_sampling.history_size",
                             "Accepted for pg_wait_sampling compatibility; no effect: the history holds "
@@ -103,10 +94,12 @@ void define_wait_sampling_gucs() {
                             "pg_stat_waits.sample_period.",
                             nullptr, &wsg_profile_period, 10, 1, INT_MAX, PGC_SUSET, 0, check_period,
                             nullptr, show_period);
+    // Off by default, unlike pg_wait_sampling: with it on, the sampler
+    // counts every sample a second time, into the per-process table.
     DefineCustomBoolVariable("pg_wait_sampling.profile_pid",
-                             "Accepted for pg_wait_sampling compatibility, off only: the profile is not kept "
-                             "per process.",
-                             nullptr, &wsg_profile_pid, false, PGC_SIGHUP, 0, check_profile_pid, nullptr, nullptr);
+                             "Whether pg_wait_sampling_profile is kept per process (pid), in a table of "
+                             "pg_stat_waits.profile_max keys.",
+                             nullptr, &wsg_profile_pid, false, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
     DefineCustomEnumVariable("pg_wait_sampling.profile_queries",
                              "Which queryid the pg_wait_sampling_* views show: none (0), top (the top-level "
                              "statement's) or all (the running statement's, nested ones with "
@@ -126,6 +119,8 @@ bool wait_sampling_sample_cpu() {
     bool b = true;
     return v == nullptr || !parse_bool(v, &b) || b;
 }
+
+bool wait_sampling_profile_pid() { return wsg_profile_pid; }
 
 WaitSamplingQueries wait_sampling_profile_queries() {
     const char *v = GetConfigOption("pg_wait_sampling.profile_queries", true, false);

@@ -1,5 +1,5 @@
 // pg_wait_sampling_get_current() and pg_wait_sampling_get_history() of the
-// drop-in (extension/dropin/): pg_stat_waits' processes and history in
+// drop-in (extension/pg_wait_sampling/): pg_stat_waits' processes and history in
 // pg_wait_sampling 1.1's columns. In C rather than SQL over
 // pg_stat_waits_activity and _history (pg_wait_sampling_compat's way): the
 // history is read by tools every few seconds and has up to millions of rows,
@@ -13,9 +13,9 @@
 // may not see it (other users' queries, as in pg_stat_activity);
 // profile_queries = top shows the top-level statement's id, all the running
 // (possibly nested) statement's.
-#include "wait_sampling.h"
+#include "pg_wait_sampling.h"
 
-#include "wait_sampling_gucs.h"
+#include "pg_wait_sampling_gucs.h"
 #include "../boundary.h"
 #include "../activity/proc_reader.h"
 #include "../sampling/sampling.h"

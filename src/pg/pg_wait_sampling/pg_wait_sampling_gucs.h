@@ -1,5 +1,5 @@
 // pg_wait_sampling.* settings accepted for users switching from pg_wait_sampling
-// (see docs/exporters.md, "pg_wait_sampling compatibility").
+// (docs/pg_wait_sampling.md, "Settings").
 #pragma once
 
 #pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
@@ -8,7 +8,7 @@ namespace psw {
 // Defines the pg_wait_sampling.* settings unless pg_wait_sampling itself is
 // in shared_preload_libraries (it defines them; a second definition would be
 // an error at its load). Call from _PG_init at preload time.
-void define_wait_sampling_gucs();
+void define_pg_wait_sampling_gucs();
 
 // What the pg_wait_sampling_* functions honour, in this session:
 // pg_wait_sampling.sample_cpu (processes not waiting shown) and
@@ -17,6 +17,9 @@ void define_wait_sampling_gucs();
 enum WaitSamplingQueries { kWsQueriesNone, kWsQueriesTop, kWsQueriesAll };
 bool wait_sampling_sample_cpu();
 WaitSamplingQueries wait_sampling_profile_queries();
+// pg_wait_sampling.profile_pid (sighup): the drop-in's profile is kept per
+// process. False where pg_wait_sampling itself defines the setting.
+bool wait_sampling_profile_pid();
 
 }  // namespace psw
 #pragma GCC visibility pop

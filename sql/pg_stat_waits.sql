@@ -1,4 +1,10 @@
--- pg_stat_waits 1.1: views and functions over the extension's shared memory.
+-- pg_stat_waits: views and functions over the extension's shared memory.
+-- The one source of the current version's install script: `make` copies it
+-- to sql/pg_stat_waits--<default_version>.sql (pg_stat_waits.control). A
+-- change here is a new version: the same change goes into the upgrade step
+-- extension/pg_stat_waits--<previous>--<new>.sql, and test/t/040_upgrade.pl
+-- compares what the step makes of the older versions with this file's
+-- fresh install, object by object (CONTRIBUTING.md, "Versions").
 \echo Use "CREATE EXTENSION pg_stat_waits" to load this file. \quit
 
 CREATE FUNCTION pg_stat_waits_require_preload() RETURNS void
@@ -25,14 +31,17 @@ CREATE VIEW pg_stat_waits_activity AS
 -- entries each table let go (least used first) to keep room for new keys:
 -- profile keys, minute-bucket keys folded into their "other queryids" row,
 -- exact per-query rows; queries_dropped counts per-query flushes that found
--- no room at all.
+-- no room at all. cpu_count is the number of CPUs the server may run on: the
+-- line that average active sessions are read against (a load above it with
+-- CPU on top means the CPUs are saturated), reported by the server so a
+-- remote client need not guess it.
 CREATE FUNCTION pg_stat_waits_status_internal(
     OUT sampler_pid int, OUT sample_period_ms int, OUT samples_taken bigint,
     OUT last_sample_time timestamptz, OUT history_size int, OUT history_used int,
     OUT profile_entries int, OUT profile_max int, OUT profile_dropped bigint, OUT timing bool,
     OUT interposed text[], OUT shmem_bytes bigint, OUT stats_reset timestamptz,
     OUT sampler_lag_ms float8, OUT profile_evicted bigint, OUT buckets_evicted bigint,
-    OUT queries_evicted bigint, OUT queries_dropped bigint)
+    OUT queries_evicted bigint, OUT queries_dropped bigint, OUT cpu_count int)
     RETURNS SETOF record
     LANGUAGE C VOLATILE PARALLEL RESTRICTED
     SET search_path = pg_catalog, pg_temp

@@ -3,13 +3,14 @@
 -- own script, so that tools written for it (PoWA, pg_profile, exporters'
 -- queries) find it by name and work unchanged:
 --   CREATE EXTENSION pg_wait_sampling CASCADE;   -- CASCADE creates pg_stat_waits
--- Its C functions are pg_stat_waits' (src/pg/surface/wait_sampling_*.cpp):
+-- Its C functions are pg_stat_waits' (src/pg/pg_wait_sampling/):
 --   pg_wait_sampling_get_current(pid), _current   pg_stat_waits' processes, now
 --   pg_wait_sampling_get_history(), _history      pg_stat_waits_history's samples
 --   pg_wait_sampling_get_profile(), _profile      pg_stat_waits_profile since the last
 --                                                 pg_wait_sampling_reset_profile() (or start),
 --                                                 summed over backend type, database and
---                                                 user; pid is 0 (profile_pid = off)
+--                                                 user; pid is 0 unless
+--                                                 pg_wait_sampling.profile_pid is on
 --   pg_wait_sampling_reset_profile()              empties this profile only: nothing of
 --                                                 pg_stat_waits' own views changes
 -- A process on the CPU (pg_stat_waits' 'CPU') has NULL event_type/event; a
