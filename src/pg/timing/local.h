@@ -80,20 +80,23 @@ static inline bool rows_requested() {
     return timing_shared != nullptr &&
            __atomic_load_n(&timing_shared->flush_request, __ATOMIC_RELAXED) != seen_flush_request;
 }
-void hold_new_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns);
+// The row the last statement end added to: a held row, or pending_cpu[0]
+// with queryid 0 (no row held; a held row's id is never 0) so that it
+// matches nothing.
+extern PendingCpuRow *last_cpu_row;
+void hold_other_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns);
 
-// The search calls nothing, so the common case (a row already held) saves
-// no register.
+// A client repeats its statements: the common case is the row the last
+// statement end added to, one comparison of the key and no search (the
+// rest is out of line, so this path saves no register).
 static inline void hold_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
-    for (int i = 0; i < pending_cpu_count; i++) {
-        PendingCpuRow &r = pending_cpu[i];
-        if (r.queryid == queryid && r.userid == userid) {
-            r.calls += calls;
-            r.ns += ns;
-            return;
-        }
+    PendingCpuRow *r = last_cpu_row;
+    if (__builtin_expect(r->queryid == queryid && r->userid == userid, 1)) {
+        r->calls += calls;
+        r->ns += ns;
+        return;
     }
-    hold_new_cpu_row(queryid, userid, calls, ns);
+    hold_other_cpu_row(queryid, userid, calls, ns);
 }
 
 static inline bool anything_pending() { return local_timing.pending() || pending_cpu_count != 0; }

@@ -21,6 +21,7 @@ const char *timing_clock_name() { return tsc_clock.usable ? "tsc" : "clock_getti
 
 // ---- per-query CPU rows ----------------------------------------------------------------
 PendingCpuRow pending_cpu[kPendingCpuRows];
+PendingCpuRow *last_cpu_row = &pending_cpu[0];
 int pending_cpu_count = 0;
 int64 last_cpu_flush_ns = 0;
 
@@ -50,12 +51,24 @@ void flush_cpu_rows(int64 now) {
         set_rows_held(0);
     }
     pending_cpu_count = 0;
+    pending_cpu[0].queryid = 0;
+    last_cpu_row = &pending_cpu[0];
 }
 
-__attribute__((noinline)) void hold_new_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
-    if (pending_cpu_count == kPendingCpuRows) flush_cpu_rows(now_ns());
-    if (pending_cpu_count == 0) set_rows_held(1);
-    pending_cpu[pending_cpu_count++] = PendingCpuRow{queryid, userid, calls, ns};
+// Another row than the last one added to: a held one, else a new one.
+__attribute__((noinline)) void hold_other_cpu_row(uint64 queryid, Oid userid, uint64 calls, uint64 ns) {
+    PendingCpuRow *r = nullptr;
+    for (int i = 0; i < pending_cpu_count && r == nullptr; i++)
+        if (pending_cpu[i].queryid == queryid && pending_cpu[i].userid == userid) r = &pending_cpu[i];
+    if (r == nullptr) {
+        if (pending_cpu_count == kPendingCpuRows) flush_cpu_rows(now_ns());
+        if (pending_cpu_count == 0) set_rows_held(1);
+        r = &pending_cpu[pending_cpu_count++];
+        *r = PendingCpuRow{queryid, userid, 0, 0};
+    }
+    r->calls += calls;
+    r->ns += ns;
+    last_cpu_row = r;
 }
 
 void flush(int64 now) {

@@ -198,11 +198,12 @@ void timing_statement_end() {
     message_arrived_ns = 0;  // a pipelined next statement reads the clock
     // Slow executions: the one comparison every statement pays.
     if (__builtin_expect(t - stmt_start_ns >= capture_min_ns, 0)) capture_slow_run(t);
-    ledger.close(t, spill_row);
+    ledger.close_open(t, spill_row);  // (open: timing_flags.open was)
     // A backend that never goes idle (a pipelining client) still publishes
     // its CPU rows once a second; the statement that turned timing off
-    // publishes them at once (no wrapper flushes them later).
-    if (t - last_cpu_flush_ns >= kFlushIntervalNs || !guc_timing) flush_cpu_rows(t);
+    // publishes them at once (no wrapper flushes them later: assign_timing()
+    // made this test true).
+    if (t - last_cpu_flush_ns >= kFlushIntervalNs) flush_cpu_rows(t);
 }
 
 // ---- the hooks' timer and the settings -----------------------------------------------
@@ -235,7 +236,13 @@ static void assign_capture_min_duration(int newval, void *) {
 // off they never reach another flush point. The statement hooks change the
 // paths they take.
 static void assign_timing(bool newval, void *) {
-    if (!newval) timing_flush_own();
+    if (!newval) {
+        timing_flush_own();
+        // The statement still open ends untimed by any wrapper: its end
+        // publishes its CPU rows at once (the clock is past a second since
+        // boot, so its once-a-second test holds).
+        last_cpu_flush_ns = 0;
+    }
     statements_timer_switched(newval);
     timing_switches_changed(newval);
 }
