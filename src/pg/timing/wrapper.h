@@ -112,12 +112,18 @@ static inline int wait_for_client(int (*real)(int, struct epoll_event *, int, in
 
 // epoll_wait under ClientRead: the wait for a client's next message, once
 // per statement of a client backend, so it has a path of its own (W is its
-// wrapper, whose real epoll_wait it calls). The wait publishes what is
-// pending before it sleeps (the per-query rows only if a reader asked for
-// them since they were last published: the rest goes in wait_for_client()
-// once the client keeps the backend waiting kIdleFlushMs), and its own
-// clock reading at the end is where the statement the message carries
-// starts (message_arrived_ns), so the statement reads no clock of its own.
+// wrapper, whose real epoll_wait it calls). Before it sleeps it publishes
+// what a second has gathered, or the per-query rows a reader asked for
+// since they were last published (the reader waits for this point); the
+// rest goes in wait_for_client() once the client keeps the backend waiting
+// kIdleFlushMs. Waits attributed to a query id need no test of their own
+// here: the end of this wait hands them over before it adds its own
+// (add_attributed). Its clock reading at the end is where the statement
+// the message carries starts (message_arrived_ns), so the statement reads
+// no clock of its own; the wait's own total is published at the next of
+// these points (not at its end: a wait long enough to need that has passed
+// wait_for_client()'s flush, and the next wait for the client is a
+// statement away).
 template <typename W>
 __attribute__((noinline)) static int client_read(int epfd, struct epoll_event *events, int maxevents, int timeout) {
     if (__builtin_expect(any_flag(), 0)) {
@@ -126,12 +132,11 @@ __attribute__((noinline)) static int client_read(int epfd, struct epoll_event *e
         if (!guc_timing) return W::real(epfd, events, maxevents, timeout);
     }
     const int64 t0 = now_ns();
-    if (anything_pending()) {
-        if (t0 - last_flush_ns >= kFlushIntervalNs || attributed_pending())
-            flush(t0);
-        else if (pending_cpu_count != 0 && rows_requested())
-            flush_cpu_rows(t0);
-    }
+    // (Either flush with nothing pending is a few stores, and rare.)
+    if (__builtin_expect(t0 - last_flush_ns >= kFlushIntervalNs, 0))
+        flush(t0);
+    else if (__builtin_expect(rows_requested(), 0))
+        flush_cpu_rows(t0);
     BackendSlot *s = my_live_slot();
     if (s != nullptr) {
         *reinterpret_cast<volatile uint32 *>(&s->wait_start_info) = WAIT_EVENT_CLIENT_READ;
@@ -140,16 +145,20 @@ __attribute__((noinline)) static int client_read(int epfd, struct epoll_event *e
     const int r = wait_for_client(W::real, epfd, events, maxevents, timeout);
     const int64 t1 = now_ns();
     if (s != nullptr) __atomic_store_n(&s->wait_start_ns, 0, __ATOMIC_RELEASE);
-    if (__builtin_expect(!exit_hook_registered, 0)) register_exit_hook();
     uint16_t idx = client_read_index;
-    if (__builtin_expect(idx == 0, 0)) idx = client_read_index = call_index(kCallEpollWait, WAIT_EVENT_CLIENT_READ);
+    // The process's first wait for its client: its index, and the exit
+    // hook that publishes what it holds (a process has a first wait for
+    // its client once, and the hook stays registered).
+    if (__builtin_expect(idx == 0, 0)) {
+        idx = client_read_index = call_index(kCallEpollWait, WAIT_EVENT_CLIENT_READ);
+        if (!exit_hook_registered) register_exit_hook();
+    }
     // The usual case: no statement open, nothing attributed pending. The
     // message that came starts the next statement here, and the wait is
     // outside any (its counters' address kept, no id to attribute).
     if (__builtin_expect(!timing_flags.open && pending_queryid == 0, 1)) {
         message_arrived_ns = t1;
         local_timing.add_to(local_timing.ev[idx], idx, static_cast<uint64_t>(t1 - t0));
-        end_call_tail(t1);
         return r;
     }
     // A statement still open (COPY FROM STDIN, a portal suspended inside a
