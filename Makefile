@@ -120,24 +120,70 @@ uninstall-dropin:
 	fi
 .PHONY: install-dropin uninstall-dropin
 
-# pg_stat_waits_report (C++17, libpqxx): built with the extension and
-# installed into PostgreSQL's bindir (DESTDIR honoured). `make WITH_REPORT=no`
-# builds and installs the extension alone; without libpqxx or prometheus-cpp
-# (pkg-config) the program is skipped with a warning. Its `serve` command (the
-# Prometheus exporter) uses prometheus-cpp core + pull and civetweb.
-WITH_REPORT ?= $(shell pkg-config --exists libpqxx prometheus-cpp-pull && echo yes || echo missing)
-ifeq ($(WITH_REPORT),missing)
-$(warning libpqxx or prometheus-cpp not found (pkg-config libpqxx prometheus-cpp-pull): pg_stat_waits_report is not built; install libpqxx-dev prometheus-cpp-dev)
-endif
-ifeq ($(WITH_REPORT),yes)
+# pg_stat_waits_report (C++17, a libpq client: report, top, and serve, the
+# Prometheus exporter) is built with the extension where every one of its
+# libraries is found, and installed into PostgreSQL's bindir (DESTDIR
+# honoured). A database server needs only the extension: where a library is
+# missing, make says which packages would add the program and builds and
+# installs the extension (and the drop-in) alone. WITH_REPORT=yes makes a
+# missing library an error (packages, CI); WITH_REPORT=no skips the program.
+# The libraries are looked up only for the goals that build or install it.
+WITH_REPORT ?= auto
+PSW_REPORT_GOALS = all install install-report tools/report/pg_stat_waits_report
+ifneq ($(WITH_REPORT),no)
+ifneq ($(if $(MAKECMDGOALS),$(filter $(PSW_REPORT_GOALS),$(MAKECMDGOALS)),all),)
+# pkg-config module:Debian/Ubuntu package:RPM package, and civetweb, which
+# has no .pc file on Debian: a compile-and-link probe of what serve uses.
+PSW_REPORT_NEEDS = libpqxx:libpqxx-dev:libpqxx-devel prometheus-cpp-pull:prometheus-cpp-dev:prometheus-cpp-devel \
+  yaml-cpp:libyaml-cpp-dev:yaml-cpp-devel libxcrypt:libcrypt-dev:libxcrypt-devel \
+  libssl:libssl-dev:openssl-devel libcrypto:libssl-dev:openssl-devel
+psw_field = $(word $(2),$(subst :, ,$(1)))
+PSW_REPORT_MISSING := $(foreach n,$(PSW_REPORT_NEEDS),\
+  $(if $(shell pkg-config --exists $(call psw_field,$(n),1) 2>/dev/null && echo y),,$(n)))
+PSW_CIVETWEB_PROBE = printf '\#include <CivetServer.h>\nint main() { return mg_version() == nullptr; }\n' | \
+  $(CXX) -std=c++17 -x c++ - -o "$$t" -lcivetweb-cpp -lcivetweb -lpthread
+PSW_REPORT_MISSING += $(if $(shell t=$$(mktemp) && { $(PSW_CIVETWEB_PROBE); } >/dev/null 2>&1 && echo y; rm -f "$$t"),,\
+  civetweb:libcivetweb-dev:civetweb-devel)
+ifeq ($(strip $(PSW_REPORT_MISSING)),)
 REPORT_BIN = tools/report/pg_stat_waits_report
+else
+define PSW_REPORT_PACKAGES
+$(foreach n,$(PSW_REPORT_MISSING),$(call psw_field,$(n),1)) not found.
+  To add it, install:  Debian/Ubuntu: $(sort $(foreach n,$(PSW_REPORT_MISSING),$(call psw_field,$(n),2)))
+                       RHEL/Fedora:   $(sort $(foreach n,$(PSW_REPORT_MISSING),$(call psw_field,$(n),3)))
+endef
+ifeq ($(WITH_REPORT),yes)
+$(error WITH_REPORT=yes but pg_stat_waits_report cannot be built: $(PSW_REPORT_PACKAGES))
+endif
+define PSW_REPORT_MISSING_TEXT
+pg_stat_waits_report (report, top, serve) is not built: $(PSW_REPORT_PACKAGES)
+  The extension does not need it: it is built and installed all the same.
+endef
+$(info $(PSW_REPORT_MISSING_TEXT))
+endif
+endif
+endif
+
+# The program's objects are compiled one by one (make -j), with its own
+# flags: not the extension's (-fPIC, hidden visibility, the server's headers).
 REPORT_SRCS = $(PSW_REPORT_CORE_SOURCES) $(PSW_REPORT_MAIN_SOURCES)
+REPORT_OBJS = $(REPORT_SRCS:.cpp=.o)
+REPORT_SSL_SHIM = tools/report/libssl-civetweb.so
+EXTRA_CLEAN += tools/report/pg_stat_waits_report $(REPORT_OBJS) $(REPORT_OBJS:.o=.d) $(REPORT_SSL_SHIM)
+REPORT_TLS_DIR = $(bindir)/../lib/pg_stat_waits_report
+uninstall: uninstall-report
+uninstall-report:
+	rm -f '$(DESTDIR)$(bindir)/pg_stat_waits_report' '$(DESTDIR)$(REPORT_TLS_DIR)/libssl.so' \
+	  '$(DESTDIR)$(REPORT_TLS_DIR)/libcrypto.so'
+.PHONY: install-report uninstall-report
+
+ifdef REPORT_BIN
 # serve's web config: yaml-cpp, libxcrypt (bcrypt), OpenSSL (TLS).
 REPORT_PKGS = libpqxx prometheus-cpp-pull yaml-cpp libxcrypt libssl libcrypto
-REPORT_CXXFLAGS = -std=c++17 -O2 -g $(PSW_WARNINGS) $(if $(PSW_WERROR),-Werror) \
-                  $(shell pkg-config --cflags $(REPORT_PKGS)) -I$(shell $(PG_CONFIG) --includedir)
-REPORT_LIBS = $(shell pkg-config --libs $(REPORT_PKGS)) -lcivetweb-cpp -lcivetweb -lpthread \
-              -L$(shell $(PG_CONFIG) --libdir) -lpq $(REPORT_RPATH)
+REPORT_CXXFLAGS := -std=c++17 -O2 -g $(PSW_WARNINGS) $(if $(PSW_WERROR),-Werror) -MMD -MP \
+                   $(shell pkg-config --cflags $(REPORT_PKGS)) -I$(shell $(PG_CONFIG) --includedir)
+REPORT_LIBS := $(shell pkg-config --libs $(REPORT_PKGS)) -lcivetweb-cpp -lcivetweb -lpthread \
+               -L$(shell $(PG_CONFIG) --libdir) -lpq
 # TLS: civetweb (Debian 12's 1.15) loads OpenSSL by dlopen("libssl.so") and
 # dlopen("libcrypto.so"), names only libssl-dev ships, and expects OpenSSL
 # 1.1's SSL_get_peer_certificate, which OpenSSL 3 lacks (it crashes on the
@@ -147,9 +193,7 @@ REPORT_LIBS = $(shell pkg-config --libs $(REPORT_PKGS)) -lcivetweb-cpp -lcivetwe
 # "libssl.so" built from tools/report/civetweb_openssl3.c (libssl.so.3 plus
 # that function) and a "libcrypto.so" link to libcrypto.so.3: TLS works with
 # libssl3 alone.
-REPORT_TLS_DIR = $(bindir)/../lib/pg_stat_waits_report
 REPORT_RPATH = -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib/pg_stat_waits_report'
-REPORT_SSL_SHIM = tools/report/libssl-civetweb.so
 report_runtime_lib = $(shell readlink -f "$$($(CXX) -print-file-name=$(1))")
 
 all: $(REPORT_BIN) $(REPORT_SSL_SHIM)
@@ -158,8 +202,12 @@ $(REPORT_SSL_SHIM): tools/report/civetweb_openssl3.c
 	$(CC) -shared -fPIC -O2 -Wall $(if $(PSW_WERROR),-Werror) $(shell pkg-config --cflags libssl) -o $@ $< \
 	  -Wl,-z,defs $(shell pkg-config --libs libssl)
 
-$(REPORT_BIN): $(REPORT_SRCS) $(wildcard tools/report/*.h)
-	$(CXX) $(REPORT_CXXFLAGS) $(CPPFLAGS_REPORT) -o $@ $(REPORT_SRCS) $(LDFLAGS_REPORT) $(REPORT_LIBS)
+$(REPORT_OBJS): tools/report/%.o: tools/report/%.cpp
+	$(CXX) $(REPORT_CXXFLAGS) $(CPPFLAGS_REPORT) -c -o $@ $<
+-include $(REPORT_OBJS:.o=.d)
+
+$(REPORT_BIN): $(REPORT_OBJS)
+	$(CXX) -o $@ $(REPORT_OBJS) $(LDFLAGS_REPORT) $(REPORT_LIBS) $(REPORT_RPATH)
 
 install: install-report
 install-report: $(REPORT_BIN) $(REPORT_SSL_SHIM)
@@ -169,12 +217,7 @@ install-report: $(REPORT_BIN) $(REPORT_SSL_SHIM)
 	rm -f '$(DESTDIR)$(REPORT_TLS_DIR)/libssl.so'
 	$(INSTALL_SHLIB) $(REPORT_SSL_SHIM) '$(DESTDIR)$(REPORT_TLS_DIR)/libssl.so'
 	ln -sf '$(call report_runtime_lib,libcrypto.so)' '$(DESTDIR)$(REPORT_TLS_DIR)/libcrypto.so'
-
-uninstall: uninstall-report
-uninstall-report:
-	rm -f '$(DESTDIR)$(bindir)/pg_stat_waits_report' '$(DESTDIR)$(REPORT_TLS_DIR)/libssl.so' \
-	  '$(DESTDIR)$(REPORT_TLS_DIR)/libcrypto.so'
-
-EXTRA_CLEAN += $(REPORT_BIN) $(REPORT_SSL_SHIM)
-.PHONY: install-report uninstall-report
+else
+install-report:
+	@echo "pg_stat_waits_report is not installed$(if $(filter no,$(WITH_REPORT)), (WITH_REPORT=no), (see above))"
 endif

@@ -85,7 +85,20 @@ sub screen { return decode('UTF-8', (cmd(@tmux, 'capture-pane', '-p', '-t', $_[0
 # wait_exit(FILE): the exit line top's shell wrote, waiting up to 10 s for
 # it (a shared machine once took more than 3 s to let top act on its key;
 # the check is the exit status, not how fast).
-sub wait_exit { my $f = shift; for (1 .. 100) { last if -f $f; sleep 0.1; } return -f $f ? slurp_file($f) : ''; }
+sub wait_exit
+{
+	my $f = shift;
+	my $text = '';
+	for (1 .. 100)
+	{
+		# The shell creates the file before it writes the line: wait for the
+		# whole line, not for the file.
+		$text = -f $f ? slurp_file($f) : '';
+		last if $text =~ /^EXIT=\d+\n/m;
+		sleep 0.1;
+	}
+	return $text;
+}
 cmd(@tmux, '-f', '/dev/null', 'new-session', '-d', '-s', 'top', '-x', '150', '-y', '40',
 	"env $env '$bin' top -d $db; echo EXIT=\$? > '$tmp/top1.exit'; sleep 60");
 sleep 2.5;

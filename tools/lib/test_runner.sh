@@ -210,6 +210,22 @@ step_release_symbols() {
   fi
 }
 
+# make && make install where the report tool's libraries are missing (all
+# of them, or yaml-cpp's and civetweb's): the extension still builds and
+# installs and make names the packages (tools/check_make_install.pl: root,
+# for its mount namespaces; its scratch build stays in build/make-install-NN).
+step_make_install() {
+  local out p f
+  if [ "$(id -u)" -ne 0 ]; then
+    log "make-install: needs root (mount namespaces): skipped"; PSW_SKIPPED=$((PSW_SKIPPED + 1)); return
+  fi
+  log "make && make install without the report tool's libraries (build/make-install-${PSW_STAGE_NAME#stage-})"
+  out=$("$PSW_ROOT/tools/check_make_install.pl" "$PG_CONFIG" "$PSW_BUILD/make-install-${PSW_STAGE_NAME#stage-}" 2>&1)
+  echo "$out" | grep -v '^ok ' | grep -v 'passed, .* failed$'
+  read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' <<<"$out")
+  record make-install "${p:-0}" "${f:-1}"
+}
+
 # ./run test --quick: what differs between majors, for the majors CI runs
 # between the oldest and the newest (CONTRIBUTING.md): the release and test
 # builds, the layers against this major's headers, pg_regress and the
@@ -236,6 +252,7 @@ run_all_tests() {
   [ "$PSW_QUICK" = 1 ] || { step_unit; shellcheck_step; }
   layers_step
   step_release_symbols
+  [ "$PSW_QUICK" = 1 ] || step_make_install
   fetch_exporter
   psw_other_stages
   if prepare_work_tree; then

@@ -46,8 +46,13 @@ bool bcrypt_matches(const std::string &password, const std::string &hash) {
 bool parse_basic_authorization(const std::string &header, std::string *user, std::string *password) {
     const std::string scheme = "Basic ";
     if (header.size() <= scheme.size() || strncasecmp(header.c_str(), scheme.c_str(), scheme.size()) != 0) return false;
-    std::string b64 = header.substr(header.find_first_not_of(' ', scheme.size()));
-    if (b64.empty() || b64.size() % 4 != 0 || b64.size() > 4096) return false;
+    // "Basic" followed by spaces only has no credentials (find_first_not_of
+    // gives npos, which substr would throw on: a 500 to an unauthenticated
+    // client).
+    size_t from = header.find_first_not_of(' ', scheme.size());
+    if (from == std::string::npos) return false;
+    std::string b64 = header.substr(from);
+    if (b64.size() % 4 != 0 || b64.size() > 4096) return false;
     std::vector<unsigned char> out(b64.size() / 4 * 3 + 1);
     int n = EVP_DecodeBlock(out.data(), reinterpret_cast<const unsigned char *>(b64.data()), static_cast<int>(b64.size()));
     if (n < 0) return false;

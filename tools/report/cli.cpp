@@ -65,7 +65,8 @@ std::string serve_usage_text() {
            "                             [--target NAME=DSN]... [--top N] [--histogram-events N]\n"
            "                             [--slow-interval 1min] [conn options]\n"
            "\n"
-           "  --listen [ADDR]:PORT   where to listen (default :9866, every IPv4 address; [::]:PORT for IPv6)\n"
+           "  --listen [ADDR]:PORT   where to listen (default :9866, every IPv4 address; [::]:PORT for IPv6);\n"
+           "  --web.listen-address [ADDR]:PORT  the same (the Prometheus exporters' name)\n"
            "  --web.config.file FILE TLS and login (see above)\n"
            "  --config FILE          targets, one per line: NAME = libpq connection string\n"
            "  --target NAME=DSN      one more target; with no target, the connection options make \"default\"\n"
@@ -170,8 +171,8 @@ ParseResult parse_args(const std::vector<std::string> &args) {
             } else {
                 o.histogram_events = n;
             }
-        } else if (a == "--listen") {
-            if (!next(&o.listen) || o.listen.empty()) return fail("option --listen needs [ADDRESS]:PORT");
+        } else if (a == "--listen" || a == "--web.listen-address") {
+            if (!next(&o.listen) || o.listen.empty()) return fail("option " + a + " needs [ADDRESS]:PORT");
         } else if (a == "--web.config.file") {
             if (!next(&o.web_config_path) || o.web_config_path.empty())
                 return fail("option --web.config.file needs a file name");

@@ -8,6 +8,7 @@
 #include "load_model.h"
 #include "pg_data.h"
 #include "report_html.h"
+#include "serve_http.h"
 #include "svg_chart.h"
 
 namespace psw_report {
@@ -93,10 +94,16 @@ PageReply live_report_page(const std::string &path, const std::string &query, co
         // A window that ends now is refreshed; a fixed one does not change.
         if (o.from.empty()) r.body.replace(r.body.find("<head>"), 6, "<head><meta http-equiv=\"refresh\" content=\"60\">");
         return r;
+    } catch (const InputError &e) {
+        return error_page(400, e.summary);
     } catch (const FatalError &e) {
-        return error_page(503, e.what());
+        // The target is unreachable or not usable: the page says so, the
+        // log says why (libpq's and PostgreSQL's text stay there).
+        serve_log("report page " + path + ": " + e.what());
+        return error_page(503, e.summary + " (the exporter's log says why)");
     } catch (const std::exception &e) {
-        return error_page(500, e.what());
+        serve_log("report page " + path + ": " + e.what());
+        return error_page(500, "internal error (the exporter's log says what)");
     }
 }
 

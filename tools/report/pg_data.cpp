@@ -61,7 +61,7 @@ std::string build_conninfo(const Options &o, const std::string &application_name
             if (!opts) {
                 std::string m = err ? err : "invalid connection string";
                 if (err) PQfreemem(err);
-                throw FatalError("invalid connection string in -d: " + first_line(m));
+                throw FatalError("invalid connection string in -d", first_line(m));
             }
             for (PQconninfoOption *p = opts; p->keyword; p++)
                 if (p->val && *p->val) kv[p->keyword] = p->val;
@@ -84,7 +84,7 @@ Server::Server(const Options &o) {
     try {
         holder_ = std::make_unique<Conn>(ci);
     } catch (const std::exception &e) {
-        throw FatalError("cannot connect to the server: " + first_line(e.what()));
+        throw FatalError("cannot connect to the server", first_line(e.what()));
     }
     pqxx::connection *conn_ = &holder_->c;
     label_ = std::string(conn_->hostname() ? conn_->hostname() : "") + ":" + (conn_->port() ? conn_->port() : "") +
@@ -115,7 +115,7 @@ Server::Server(const Options &o) {
     } catch (const FatalError &) {
         throw;
     } catch (const std::exception &e) {
-        throw FatalError("pg_stat_waits is installed but not usable on " + label_ + ": " + first_line(e.what()));
+        throw FatalError("pg_stat_waits is installed but not usable on " + label_, first_line(e.what()));
     }
 }
 

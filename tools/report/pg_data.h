@@ -16,9 +16,20 @@
 
 namespace psw_report {
 
-// Connection failed or the extension is not usable; what() is for the user.
+// Connection failed or the extension is not usable; what() is for the user
+// of the command line: summary, then ": " and the library's (libpq's,
+// PostgreSQL's) detail when there is one. serve's pages show the summary
+// alone and log what(): no library's text goes to an HTTP client.
 struct FatalError : std::runtime_error {
-    using std::runtime_error::runtime_error;
+    explicit FatalError(const std::string &summary, const std::string &detail = "")
+        : std::runtime_error(detail.empty() ? summary : summary + ": " + detail), summary(summary) {}
+    std::string summary;
+};
+
+// The request's own values are wrong (a time the server cannot read, a
+// window that ends before it starts): a 400 on serve's pages.
+struct InputError : FatalError {
+    using FatalError::FatalError;
 };
 
 // libpq keyword/value string from the options; -d may itself be a

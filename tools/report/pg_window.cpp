@@ -45,7 +45,7 @@ double Server::epoch_of(const std::string &text) {
     try {
         return dbl(run_sql(c, "SELECT extract(epoch FROM " + expr + ")::float8")[0][0]);
     } catch (const std::exception &e) {
-        throw FatalError("invalid time \"" + text + "\": " + first_line(e.what()));
+        throw InputError("invalid time \"" + text + "\"", first_line(e.what()));
     }
 }
 
@@ -226,7 +226,7 @@ void Server::read_load(const Options &o, ReportData &d) {
     if (!o.from.empty()) {
         ls->window.from = epoch_of(o.from);
         ls->window.to = o.to.empty() ? now : epoch_of(o.to);
-        if (ls->window.to <= ls->window.from) throw FatalError("the window ends before it starts (--from/--to)");
+        if (ls->window.to <= ls->window.from) throw InputError("the window ends before it starts (--from/--to)");
         ls->window_label = "from " + o.from + (o.to.empty() ? " to now" : " to " + o.to);
     } else {
         ls->window = {now - o.since_s, now};
@@ -288,9 +288,9 @@ void Server::read_load(const Options &o, ReportData &d) {
                 base = {ls->window.from - *shift, ls->window.to - *shift};
                 ls->baseline_label = "the same window " + format_duration(*shift) + " earlier";
             } else {
-                throw FatalError("invalid --compare \"" + o.compare + "\" (a duration such as 1d, prev, or FROM..TO)");
+                throw InputError("invalid --compare \"" + o.compare + "\" (a duration such as 1d, prev, or FROM..TO)");
             }
-            if (base.to <= base.from) throw FatalError("the baseline window ends before it starts (--compare)");
+            if (base.to <= base.from) throw InputError("the baseline window ends before it starts (--compare)");
             ls->baseline = base;
             SampleSet b = read_samples(base, base.seconds());
             ls->compare_waits = compare_by_wait(cur, b, static_cast<size_t>(o.top_n));

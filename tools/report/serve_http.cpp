@@ -128,8 +128,20 @@ int begin_request(mg_connection *c) {
         if (d.status != 0) return reply(c, head, d.status, "text/plain", d.reason + "\n");
         return route(c, ri, r.path, head);
     } catch (const std::exception &e) {
-        return reply(c, head, 500, "text/plain", std::string(e.what()) + "\n");
+        // A bug: the log gets the exception's text, the client does not.
+        log_line(std::string("request ") + (ri->local_uri ? ri->local_uri : "") + ": " + e.what());
+        return reply(c, head, 500, "text/plain", "internal error (the exporter's log says what)\n");
     }
+}
+
+// civetweb's own answers to requests it cannot parse. It answers an HTTP
+// version it does not speak (HTTP/2.0 on a plain request, HTTP/9.9) with
+// 505: a malformed request line is the client's error, and a 5xx would
+// count against the exporter in every monitor; 400 says what it is.
+int http_error(mg_connection *c, int status, const char *) {
+    if (status != 505) return 1;  // civetweb's own reply
+    reply(c, false, 400, "text/plain", "unsupported HTTP version (HTTP/1.0 and HTTP/1.1 are served)\n");
+    return 0;
 }
 
 // TLS: the context made from the web config, as it is; civetweb neither
@@ -182,6 +194,7 @@ int serve_http(const std::string &listen, const WebConfig &web, void *tls_ctx, s
     CivetCallbacks callbacks;
     callbacks.begin_request = begin_request;
     callbacks.log_message = log_message;
+    callbacks.http_error = http_error;
     if (web.tls) callbacks.external_ssl_ctx = external_ssl_ctx;
     std::vector<std::string> options = {
         "listening_ports", ports_option(listen, web.tls),
