@@ -49,7 +49,7 @@ static void server_parsed(ParseState *pstate, Query *query) {
     // A slow run's LOG line still to be written: timing was turned off at
     // the end of that run, and server_fast stays off until it is.
     if (__builtin_expect(timing_flags.log_pending, 0)) {
-        timer->write_log();
+        timer.write_log();
         update_server_fast();
     }
     uint64 id = compat_queryid(query->queryId);
@@ -81,11 +81,19 @@ __attribute__((noinline)) static void post_parse_analyze_slow(PSW_POST_PARSE_ANA
     }
 }
 
+// A client's statement in timed server mode whose report needs repairing
+// first (out of line, so the usual path below calls nothing but its tail
+// call and needs no frame).
+__attribute__((noinline)) static void post_parse_analyze_timed_repair(ParseState *pstate, Query *query) {
+    server_parsed(pstate, query);
+    timed_parsed(query);
+}
+
 // Timed server mode (server_timed_fast): the settings keep the mode, so
 // only a client's statement matters here.
 __attribute__((noinline)) static void post_parse_analyze_timed(ParseState *pstate, Query *query) {
     if (!parses_client_text(pstate) || in_top_utility) return;
-    if (my_be->st_query_id != 0 || server_execute_published) server_parsed(pstate, query);
+    if (my_be->st_query_id != 0 || server_execute_published) return post_parse_analyze_timed_repair(pstate, query);
     timed_parsed(query);
 }
 

@@ -93,9 +93,9 @@ static inline void call_executor_end(QueryDesc *qd) {
 __attribute__((noinline, cold)) static void dropped_portal_statement_end(const char *source_text) {
     const char *current = debug_query_string;
     if (current == nullptr || current == source_text || strcmp(current, source_text) == 0)
-        timer->end();
+        timer.end();
     else
-        timer->end_late();
+        timer.end_late();
 }
 
 // Timed server mode: a top-level execution ends (see above).
@@ -109,8 +109,8 @@ __attribute__((noinline)) static void timed_executor_end(QueryDesc *qd) {
     const uint64 id = compat_queryid(qd->plannedstmt->queryId);
     // Both return true only while a statement is open.
     if (portal == nullptr) {
-        if (timer->dropped_portal_call(id) && IsTransactionBlock()) dropped_portal_statement_end(qd->sourceText);
-    } else if (timing_flags.open && qd->sourceText == portal->sourceText && timer->top_call(id)) {
+        if (timer.dropped_portal_call(id) && IsTransactionBlock()) dropped_portal_statement_end(qd->sourceText);
+    } else if (timing_flags.open && qd->sourceText == portal->sourceText && timer.top_call(id)) {
         timed_execution_done();
     }
 }

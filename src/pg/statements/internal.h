@@ -166,7 +166,7 @@ static inline bool tracking() {
 
 // ---- exact timing --------------------------------------------------------------
 // The registered timer (a no-op one until exact timing registers its own).
-extern const StatementTimer *timer;
+extern StatementTimer timer;
 
 // ---- the tracker -----------------------------------------------------------------
 // What the tracker needs from PostgreSQL and from exact timing.
@@ -177,21 +177,21 @@ struct HookEnv {
     int64_t statement_start_time() { return GetCurrentStatementStartTimestamp(); }
     bool track_all() { return guc_track == kTrackAll; }
     bool in_transaction_block() { return IsTransactionBlock(); }
-    void timing_start(uint64_t queryid) { timer->start(queryid); }
+    void timing_start(uint64_t queryid) { timer.start(queryid); }
     void timing_switch(uint64_t queryid) {
-        if (timing_flags.open) timer->attribute(queryid);
+        if (timing_flags.open) timer.attribute(queryid);
     }
     // With no statement open, an ExecutorEnd at level 0 is a portal dropped
     // after its statement ended (tracker.client_wait()): its one call is
     // counted the way timed server mode counts it.
     void timing_call(uint64_t queryid) {
         if (timing_flags.open)
-            timer->count_call(queryid);
+            timer.count_call(queryid);
         else
-            timer->dropped_portal_call(queryid);
+            timer.dropped_portal_call(queryid);
     }
     void timing_end() {
-        if (timing_flags.open) timer->end();
+        if (timing_flags.open) timer.end();
     }
 };
 extern StatementTracker<HookEnv> tracker;
@@ -237,7 +237,7 @@ extern bool in_top_utility;  // a top-level utility statement runs
 // prepared statement's for an EXECUTE; 0, not timed, for a PREPARE).
 static inline void timed_begin(uint64 pg_id, uint64 id) {
     timed_pg_id = pg_id;
-    timer->start(id);
+    timer.start(id);
 }
 
 // Whether a phase PostgreSQL reports as pg_id belongs to a statement other
@@ -259,7 +259,7 @@ static inline bool timed_current() {
 // open): inside a transaction block the backend is idle in transaction from
 // here.
 static inline void timed_execution_done() {
-    if (IsTransactionBlock()) timer->end();
+    if (IsTransactionBlock()) timer.end();
 }
 
 // The main loop ended the transaction or a client savepoint's (transactions.cpp).

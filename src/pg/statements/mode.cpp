@@ -57,9 +57,10 @@ static uint64_t no_statement() { return 0; }
 static const bool timing_never = false;
 static const StatementTimer no_timer = {&timing_never, no_start, no_end, no_end, no_start,
                                         no_start,      no_call,  no_statement, no_call, no_end};
-const StatementTimer *timer = &no_timer;
+// A copy, not a pointer: each call through it is one load and a jump.
+StatementTimer timer = no_timer;
 
-void statements_register_timer(const StatementTimer *t) { timer = t != nullptr ? t : &no_timer; }
+void statements_register_timer(const StatementTimer *t) { timer = t != nullptr ? *t : no_timer; }
 
 // ---- mode ----------------------------------------------------------------------
 
@@ -84,7 +85,7 @@ static void derive_flags(bool timing, bool track_all) {
     server_no_tracker = mode == kModeServer && !track_all;
 }
 
-void update_server_fast() { derive_flags(*timer->enabled, guc_track == kTrackAll); }
+void update_server_fast() { derive_flags(*timer.enabled, guc_track == kTrackAll); }
 
 static bool tracker_hooks_installed = false;
 static bool xact_callback_registered = false;
@@ -148,7 +149,7 @@ void statements_timer_switched(bool on) {
 }
 
 static void assign_track(int newval, void *) {
-    derive_flags(*timer->enabled, newval == kTrackAll);
+    derive_flags(*timer.enabled, newval == kTrackAll);
     if (newval == kTrackAll) ensure_xact_callback();
 }
 

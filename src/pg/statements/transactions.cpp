@@ -27,7 +27,7 @@ void statements_client_read() {
     }
     if (!server_timed || ActivePortal != nullptr) return;
     in_top_utility = false;
-    timer->end();
+    timer.end();
 }
 
 // Sending to the client between messages (no message's text, no portal
@@ -45,7 +45,7 @@ void statements_client_send() {
 // is over (an error may have skipped the flags' resets).
 void timed_over() {
     in_top_utility = false;
-    timer->end();  // (which tests for an open statement itself)
+    timer.end();  // (which tests for an open statement itself)
 }
 
 // A transaction ended. The main loop commits or aborts a client statement's

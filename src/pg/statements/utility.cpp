@@ -96,17 +96,17 @@ static void server_utility(PlannedStmt *pstmt, const char *query_string, bool re
     if (timed_new(pg)) timed_begin(pg, top_utility_id(pstmt, query_string, 0));
     const bool cursor_time = cursor != 0 && timing_flags.open;
     const bool cursor_first_run = cursor_time && !cursor_qd->already_executed;
-    if (cursor_time) timer->attribute(cursor);
+    if (cursor_time) timer.attribute(cursor);
     in_top_utility = true;
     call_process_utility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
     in_top_utility = false;
     if (cursor_time && timing_flags.open) {
-        if (cursor_first_run && cursor_qd->already_executed) timer->count_call(cursor);
-        timer->attribute(0);
+        if (cursor_first_run && cursor_qd->already_executed) timer.count_call(cursor);
+        timer.attribute(0);
     }
     if (fetch) publish_server(kStmtUnknown, 0, 0, 0);
     if (timing_flags.open) {
-        timer->top_call(timer->statement_id());
+        timer.top_call(timer.statement_id());
         if (!ends_transaction_block(stmt)) timed_execution_done();
     }
 }

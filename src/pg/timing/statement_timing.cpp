@@ -100,10 +100,15 @@ static void spill_row(const LedgerRow &r) { hold_cpu_row(r.queryid, stmt_userid,
 // so while it runs statements, so a yes is kept (a no is asked again: it
 // may come from a call before the process was set up).
 static bool process_times_statements = false;
+// pg_stat_waits.timing on in a process that times its statements: what a
+// statement start tests, one flag for both (kept by assign_timing() and
+// decide_process_times_statements()).
+static bool statements_timed = false;
 
 __attribute__((noinline)) static bool decide_process_times_statements() {
     process_times_statements = MyProc != nullptr && !IsParallelWorker() && timing_shared != nullptr;
     if (process_times_statements && !exit_hook_registered) register_exit_hook();
+    statements_timed = process_times_statements && guc_timing;
     return process_times_statements;
 }
 
@@ -113,7 +118,8 @@ static inline bool begin_statement(uint64 queryid) {
     message_arrived_ns = 0;
     // Waits attributed so far belong to whatever came before this statement.
     if (attributed_pending()) flush(now_ns());
-    if (!guc_timing || queryid == 0 || !(process_times_statements || decide_process_times_statements()))
+    if (queryid == 0 ||
+        (!statements_timed && (!guc_timing || !(process_times_statements || decide_process_times_statements()))))
         return false;
     stmt_userid = GetUserId();
     int64 t = arrived != 0 ? arrived : now_ns();
@@ -236,6 +242,7 @@ static void assign_capture_min_duration(int newval, void *) {
 // off they never reach another flush point. The statement hooks change the
 // paths they take.
 static void assign_timing(bool newval, void *) {
+    statements_timed = newval && process_times_statements;
     if (!newval) {
         timing_flush_own();
         // The statement still open ends untimed by any wrapper: its end
