@@ -7,10 +7,6 @@
 // under it is a few dozen adds.
 #include "internal.h"
 
-extern "C" {
-#include "storage/spin.h"
-}
-
 namespace psw {
 
 namespace {
