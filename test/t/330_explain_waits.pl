@@ -159,7 +159,7 @@ subtest 'the workers\' shutdown wait is on the Gather' => sub {
 		}
 	}
 	is($outside, 0, "no IPC/BgworkerShutdown outside nodes in $runs runs");
-	cmp_ok($on_gather, '>', 0, "the Gather shows IPC/BgworkerShutdown in some of $runs runs");
+	cmp_ok($on_gather, '>', 0, "the Gather shows IPC/BgworkerShutdown in some of $runs runs ($on_gather calls)");
 };
 
 # More nodes run by workers than the leader's slot used to have rows for
