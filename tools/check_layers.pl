@@ -1,11 +1,15 @@
 #!/usr/bin/perl
 # Checks src/ against the layers docs/architecture.md draws (its "layers"
 # block): a file includes only files of its own layer or of layers listed
-# before it; a file under src/core includes no PostgreSQL header; no file is
-# longer than PSW_MAX_LINES (500). Prints each violation; exits 1 if any.
+# before it; a file under src/core includes no PostgreSQL header; under
+# src/pg only the doors include PostgreSQL headers (pg.h, and the compat
+# layer's compat*.h/.cpp, which need the headers pg.h leaves out for one
+# major only); no file is longer than PSW_MAX_LINES (500). Prints each
+# violation; exits 1 if any.
 #   tools/check_layers.pl [PG_INCLUDEDIR_SERVER]
-# With the argument, an angle-bracket include in src/core that names a file
-# in PostgreSQL's server include directory counts as a PostgreSQL header too.
+# A quoted include that is no file of the tree counts as a PostgreSQL
+# header; with the argument, so does an angle-bracket include that names a
+# file in PostgreSQL's server include directory (<postgres.h>).
 use strict;
 use warnings;
 use Cwd qw(abs_path);
@@ -89,6 +93,10 @@ for my $f (@files)
 	my $own = layer_of($f);
 	if ($own < 0) { print "$f: in no layer of docs/architecture.md\n"; $bad = 1; next; }
 	my $core = $f =~ m{^src/core/};
+	# Everything else of src/pg reaches PostgreSQL through pg.h, so that
+	# its headers come in one order, inside extern "C".
+	my $door = $f =~ m{^src/pg/(?:pg\.h|compat[^/]*\.(?:h|cpp))$};
+	my $what = $core ? 'core is PostgreSQL-free' : 'PostgreSQL headers only through src/pg/pg.h';
 	for (@lines)
 	{
 		if (/^\s*#\s*include\s*"([^"]*)"/)
@@ -105,15 +113,15 @@ for my $f (@files)
 					$bad = 1;
 				}
 			}
-			elsif ($core)
+			elsif (!$door)
 			{
-				print "$f (core) includes \"$inc\", which is not in src/core: core is PostgreSQL-free\n";
+				print "$f (" . layer_name($own) . ") includes \"$inc\", which is not in the tree: $what\n";
 				$bad = 1;
 			}
 		}
-		elsif ($pg_inc ne '' && $core && /^\s*#\s*include\s*<([^>]*)>/ && -e "$pg_inc/$1")
+		elsif ($pg_inc ne '' && !$door && /^\s*#\s*include\s*<([^>]*)>/ && -e "$pg_inc/$1")
 		{
-			print "$f (core) includes <$1>, a PostgreSQL header\n";
+			print "$f (" . layer_name($own) . ") includes <$1>, a PostgreSQL header: $what\n";
 			$bad = 1;
 		}
 	}

@@ -1,5 +1,5 @@
 # Shared code of the benchmarks (bench/t/*.pl, run by prove through
-# ./run bench, and at unit size by test/t/031_bench_smoke.pl): the
+# ./run bench, and at unit size by test/t/060_bench_smoke.pl): the
 # configurations compared, what this build has, nodes on
 # PostgreSQL::Test::Cluster, raw figures, report chunks and the statistics.
 #

@@ -1,7 +1,11 @@
-// The only way C++ files include PostgreSQL headers (docs/architecture.md).
-// postgres.h must come first; everything is C, so wrap it in extern "C".
-// Only boundary files under src/pg/ include this; src/core/ never does.
-// Version differences are above it, in compat.h (which includes it).
+// The way C++ files include PostgreSQL headers (docs/architecture.md,
+// "Boundary rules"): postgres.h must come first, and everything is C, so one
+// file includes them all in order inside extern "C". Besides this file only
+// the compat layer (compat*.h, compat*.cpp) includes PostgreSQL headers, for
+// the ones that differ between majors; a header another file of src/pg needs
+// is added here (tools/check_layers.pl fails otherwise). src/core/ never
+// includes this. Version differences are above it, in compat.h (which
+// includes it).
 #pragma once
 
 // PG 15 defines PGDLLEXPORT empty on ELF; with -fvisibility=hidden the magic
@@ -23,6 +27,8 @@ extern "C" {
 #include "common/hashfn.h"
 #include "common/int.h"
 #include "executor/executor.h"
+#include "executor/nodeGather.h"
+#include "executor/nodeGatherMerge.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
 #include "funcapi.h"
@@ -34,12 +40,15 @@ extern "C" {
 #include "pgstat.h"
 #include "port/pg_crc32c.h"
 #include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/dsm.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "storage/spin.h"
 #include "tcop/tcopprot.h"
 #include "tcop/utility.h"
 #include "tcop/pquery.h"

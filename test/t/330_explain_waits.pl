@@ -1,6 +1,7 @@
 # EXPLAIN (ANALYZE, WAITS) on real waits: a row lock on the Update node as a
 # plain user with timing off, parallel workers' sleeps on the Parallel Seq
-# Scan, and (timing on) the nodes and the waits outside them adding up to
+# Scan, the workers' shutdown on the Gather, the workers' waits on their own
+# nodes in a plan of 70 scans, and (timing on) the nodes and the waits outside them adding up to
 # the statement's row in pg_stat_waits_queries; JSON carries the same
 # figures. Before PostgreSQL 18 the option does not exist: the error says so.
 # (test/sql/explain_waits.sql checks the output's shape in every format.)
@@ -133,6 +134,58 @@ subtest 'text format: the same figures' => sub {
 	ok(defined $ms && defined $total, 'the Parallel Seq Scan shows Timeout/PgSleep') or diag($out) or return;
 	cmp_ok($calls, '>=', 300, 'one sleep a row at least');
 	within($ms, $total * $loops, 0.15, 'PgSleep time is the node\'s time in all processes');
+};
+
+# ---- parallel workers' waits stay on their nodes -----------------------------------
+# A Gather waits for its workers to exit (IPC/BgworkerShutdown) once it has
+# returned its last row: that wait is the Gather's, as EXPLAIN charges its
+# time to it, never one outside nodes. Several runs: the wait happens only
+# when a worker has not exited yet.
+subtest 'the workers\' shutdown wait is on the Gather' => sub {
+	sql($par, 'SET parallel_leader_participation = on');
+	my ($outside, $on_gather, $runs) = (0, 0, 8);
+	for (1 .. $runs)
+	{
+		my $plan = explain_json($par, 'SELECT count(*) FROM p');
+		ok($plan, 'EXPLAIN (FORMAT JSON) parses as JSON') or return;
+		my @nodes = @{ nodes_of($plan->{Plan}, []) };
+		my ($gather) = grep { $_->{'Node Type'} eq 'Gather' } @nodes;
+		ok($gather && $gather->{'Workers Launched'} > 0, 'workers were launched') or return;
+		$outside += (waits_ms($plan->{'Waits Outside Nodes'}, 'BgworkerShutdown'))[1];
+		$on_gather += (waits_ms($gather->{Waits}, 'BgworkerShutdown'))[1];
+		for my $n (grep { $_ != $gather } @nodes)
+		{
+			is((waits_ms($n->{Waits}, 'BgworkerShutdown'))[1], 0, "$n->{'Node Type'} does not show it");
+		}
+	}
+	is($outside, 0, "no IPC/BgworkerShutdown outside nodes in $runs runs");
+	cmp_ok($on_gather, '>', 0, "the Gather shows IPC/BgworkerShutdown in some of $runs runs ($on_gather calls)");
+};
+
+# More nodes run by workers than the leader's slot used to have rows for
+# (64 node and event pairs): 70 partitions scanned by the workers alone,
+# each row a sleep. Every partition's scan keeps its sleeps.
+subtest 'workers\' waits stay on their nodes in a 70-node plan' => sub {
+	sql($admin, 'CREATE TABLE parts (x int) PARTITION BY LIST (x)');
+	sql($admin, "DO \$\$ BEGIN FOR i IN 1..70 LOOP
+		EXECUTE format('CREATE TABLE parts_%s PARTITION OF parts FOR VALUES IN (%s)', i, i);
+		EXECUTE format('ALTER TABLE parts_%s SET (parallel_workers = 2)', i); END LOOP; END \$\$");
+	sql($admin, 'INSERT INTO parts SELECT i FROM generate_series(1, 70) i, generate_series(1, 2)');
+	sql($admin, 'ANALYZE parts');
+	sql($par, 'SET parallel_leader_participation = off');
+	my $plan = explain_json($par, 'SELECT count(*) FROM parts WHERE slow(x)');
+	ok($plan, 'EXPLAIN (FORMAT JSON) parses as JSON') or return;
+	my @nodes = @{ nodes_of($plan->{Plan}, []) };
+	my ($gather) = grep { $_->{'Node Type'} =~ /^Gather/ } @nodes;
+	ok($gather && $gather->{'Workers Launched'} > 0, 'workers were launched') or return;
+	my @scans = grep { $_->{'Node Type'} eq 'Seq Scan' } @nodes;
+	is(scalar(@scans), 70, 'one scan a partition');
+	my @sleepers = grep { (waits_ms($_->{Waits}, 'PgSleep'))[1] >= 2 } @scans;
+	is(scalar(@sleepers), 70, 'every scan shows its two sleeps at least');
+	is((waits_ms($plan->{'Waits Outside Nodes'}, 'PgSleep'))[1], 0, 'no sleep outside nodes');
+	my @other = grep { $_->{'Wait Event'} eq 'other events' } @{ $plan->{'Waits Outside Nodes'} // [] };
+	is(scalar(@other), 0, 'no "other events" outside nodes');
+	sql($par, 'SET parallel_leader_participation = on');
 };
 
 # ---- timing on: the nodes and the outside add up to the statement ------------------

@@ -1,48 +1,97 @@
 # ./run test: every test, each step counted, one closing line
-# "N passed, N failed"; ./run bench, the benchmarks through the same
-# prove (run_bench); ./run demo and ./run screenshots (run_tool). Sourced by
-# ./run after setup. No errexit here: a
-# failing step is counted and the run goes on to its summary.
+# "N passed, N failed, N skipped"; ./run bench, the benchmarks through the
+# same prove (run_bench); ./run demo and ./run screenshots (run_tool).
+# Sourced by ./run after setup. No errexit here: a failing step is counted
+# and the run goes on to its summary.
+#
+# Every step writes its counts to a file of its own in PSW_RESULTS
+# ($PSW_STAGE/results unless set; .ci/run sets it): "NN-STEP" holding
+# "PASSED FAILED SKIPPED", NN its order in the run. The closing lines are
+# summed from those files, and written to PSW_RESULTS/summary too, so that
+# nothing has to read the counts back from the log.
 # shellcheck shell=bash
 
-PSW_PASSED=0
-PSW_FAILED=0
-PSW_SKIPPED=0
-PSW_STEP_LINES=()
+PSW_RESULTS=${PSW_RESULTS:-}
+PSW_STEPS_RUN=0
 
-record() {  # record STEP PASSED FAILED
-  PSW_PASSED=$((PSW_PASSED + $2)); PSW_FAILED=$((PSW_FAILED + $3))
-  PSW_STEP_LINES+=("$(printf '%-22s %4d passed, %d failed' "$1:" "$2" "$3")")
-  log "$1: $2 passed, $3 failed"
+record() {  # record STEP PASSED FAILED [SKIPPED]
+  local s=${4:-0}
+  PSW_STEPS_RUN=$((PSW_STEPS_RUN + 1))
+  printf '%d %d %d\n' "$2" "$3" "$s" >"$PSW_RESULTS/$(printf '%02d' "$PSW_STEPS_RUN")-$1"
+  log "$1: $2 passed, $3 failed$([ "$s" -gt 0 ] && echo ", $s skipped")"
 }
 
-# GoogleTest unit tests of the core and the report tool (one count per case).
+# The steps' lines and the closing line, from the files record() wrote; a
+# file that does not hold three counts is a failure of its step.
+summarize_results() {
+  local f step p x s rest sp=0 sf=0 ss=0
+  for f in "$PSW_RESULTS"/[0-9][0-9]-*; do
+    [ -e "$f" ] || continue
+    step=${f##*/}; step=${step#*-}
+    p="" x="" s="" rest=""
+    read -r p x s rest <"$f"
+    if ! [[ "$p" =~ ^[0-9]+$ && "$x" =~ ^[0-9]+$ && "$s" =~ ^[0-9]+$ && -z "$rest" ]]; then
+      echo "$f: not three counts"; p=0 x=1 s=0
+    fi
+    printf '%-22s %4d passed, %d failed%s\n' "$step:" "$p" "$x" "$([ "$s" -gt 0 ] && echo ", $s skipped")"
+    sp=$((sp + p)); sf=$((sf + x)); ss=$((ss + s))
+  done
+  [ "$PSW_STEPS_RUN" -gt 0 ] || sf=$((sf + 1))
+  echo "$sp passed, $sf failed, $ss skipped" >"$PSW_RESULTS/summary"
+  log "PostgreSQL $PSW_PG_MAJOR, $((SECONDS - ${1:-0})) s"
+  cat "$PSW_RESULTS/summary"
+  [ "$sf" -eq 0 ]
+}
+
+# GoogleTest unit tests of the core and the report tool (one count per
+# case), counted from ctest's JUnit report: a case that did not run (a
+# binary that crashed before it) is a failure, a disabled one skipped.
 step_unit() {
-  local out p f
-  out=$(cd "$PSW_BUILD/cmake" && ctest -L unit --output-on-failure 2>&1)
+  local out junit=$PSW_RESULTS/unit.junit.xml p f s
+  rm -f "$junit"
+  out=$(cd "$PSW_BUILD/cmake" && ctest -L unit --output-on-failure --output-junit "$junit" 2>&1)
   echo "$out" | tail -5
-  p=$(echo "$out" | sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2 \1/p' | awk '{print $1-$2}')
-  f=$(echo "$out" | sed -n 's/.*tests passed, \([0-9]*\) tests failed out of.*/\1/p')
-  record unit "${p:-0}" "${f:-1}"
+  # ctest marks a case GTEST_SKIP skipped (gtest_discover_tests' skip
+  # expression) as "notrun" with that reason; any other "notrun" (its
+  # executable missing) is a failure, as ctest's own summary counts it.
+  read -r p f s < <(perl -0777 -ne 'my ($p, $f, $s) = (0, 0, 0);
+      while (/<testcase\b([^>]*?)(?:\/>|>(.*?)<\/testcase>)/sg) {
+        my ($attrs, $body) = ($1, $2 // "");
+        my ($st) = $attrs =~ /\bstatus="([^"]*)"/; $st //= "";
+        if ($st eq "run") { $p++ }
+        elsif ($st eq "disabled" || ($st eq "notrun" && $body =~ /<skipped message="SKIP_REGULAR_EXPRESSION_MATCHED"/)) { $s++ }
+        else { $f++ }
+      }
+      printf "%d %d %d\n", $p, $f, $s' "$junit" 2>/dev/null)
+  # No report, or one without a case: ctest itself failed.
+  [ "${p:-0}" -gt 0 ] || [ "${f:-0}" -gt 0 ] || f=1
+  record unit "${p:-0}" "${f:-1}" "${s:-0}"
 }
 
 # The ASan + UBSan build of the unit tests (--long).
 step_sanitizers() {
-  local out p f
+  local out p f s
   log "building the unit tests with ASan + UBSan"
   if ! { cmake -S "$PSW_ROOT" -B "$PSW_BUILD/asan" -DCMAKE_BUILD_TYPE=Debug -DPSW_SANITIZE=ON >/dev/null &&
          cmake --build "$PSW_BUILD/asan" -j2 --target psw_unit_tests >/dev/null; }; then
     record sanitizers 0 1; return
   fi
+  # The counts come from GoogleTest's JSON report; the sanitizers' own
+  # reports, which no test case owns, are one failure more.
+  local json=$PSW_RESULTS/sanitizers.json
+  rm -f "$json"
   out=$(ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        "$PSW_BUILD/asan/psw_unit_tests" --gtest_color=no 2>&1)
+        "$PSW_BUILD/asan/psw_unit_tests" --gtest_color=no --gtest_output="json:$json" 2>&1)
   echo "$out" | grep -E 'ERROR: (Address|Undefined|Leak)|runtime error|^\[  (PASSED|FAILED)  \]' | head -20
-  p=$(echo "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p')
-  f=$(echo "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p')
+  read -r p f s < <(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); my ($p, $f, $s) = (0, 0, 0);
+      for my $c (map { @{ $_->{testsuite} } } @{ $j->{testsuites} }) {
+        if (@{ $c->{failures} // [] }) { $f++ } elsif (($c->{result} // "") eq "COMPLETED" && ($c->{status} // "") eq "RUN") { $p++ } else { $s++ }
+      }
+      printf "%d %d %d\n", $p, $f, $s' <"$json" 2>/dev/null)
   f=${f:-0}
   echo "$out" | grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error' && f=$((f + 1))
   [ -n "$p" ] || f=$((f + 1))
-  record sanitizers "${p:-0}" "$f"
+  record sanitizers "${p:-0}" "$f" "${s:-0}"
 }
 
 # The PGXS test targets run as the cluster user in a copy of the test tree
@@ -157,7 +206,12 @@ step_installcheck() {
 step_prove() {
   local rc counts=$PSW_WORK/tap_counts p="" f="" s="" only=()
   rm -f "$counts"
-  [ "$PSW_QUICK" = 1 ] && only=(PROVE_TESTS="${PSW_QUICK_TAP[*]/#/test/t/}")
+  if [ "$PSW_QUICK" = 1 ]; then
+    local quick=()
+    mapfile -t quick < <(quick_schedule)
+    [ ${#quick[@]} -gt 0 ] || { echo "test/quick_schedule lists no test"; record tap 0 1; return; }
+    only=(PROVE_TESTS="${quick[*]/#/test/t/}")
+  fi
   work_make -s prove_installcheck PROVE_FLAGS="--formatter PswTapFormatter" "${only[@]+"${only[@]}"}" \
     PSW_TAP_COUNTS="$counts" 2>&1 | grep --line-buffered -vE '^(# )?[+]{3} tap install-check'
   rc=${PIPESTATUS[0]}
@@ -165,12 +219,11 @@ step_prove() {
   # No counts: prove or the formatter itself failed before the summary.
   [ -n "$p" ] || { p=0; f=1; s=0; }
   [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
-  PSW_SKIPPED=$((PSW_SKIPPED + s))
-  [ "$s" -gt 0 ] && log "tap: $s skipped (not counted as passed)"
   if [ "$rc" -ne 0 ] && [ -d "$PSW_WORK/tmp_check/log" ]; then
     echo "TAP logs kept in $PSW_WORK/tmp_check/log"
   fi
-  record tap "$p" "$f"
+  # Skipped assertions and files are counted apart, never as passed.
+  record tap "$p" "$f" "$s"
 }
 
 shellcheck_step() {  # the shell that remains: clean under shellcheck
@@ -179,6 +232,17 @@ shellcheck_step() {  # the shell that remains: clean under shellcheck
   mapfile -t files < <(cd "$PSW_ROOT" && git ls-files 'test/*.sh' 'tools/*.sh' 'bench/*.sh' run .ci/run 2>/dev/null)
   out=$(cd "$PSW_ROOT" && shellcheck -x "${files[@]}" 2>&1)
   if [ -z "$out" ]; then record shellcheck 1 0; else echo "$out" | head -40; record shellcheck 0 1; fi
+}
+
+# Test files numbered once each, and a --quick schedule that names only
+# test files (tools/check_tests.pl).
+test_files_step() {
+  local out
+  if out=$("$PSW_ROOT/tools/check_tests.pl" 2>&1); then
+    record test-files 1 0
+  else
+    echo "$out" | head -40; record test-files 0 1
+  fi
 }
 
 layers_step() {  # includes along docs/architecture.md's layers, a PostgreSQL-free core, short files
@@ -229,18 +293,17 @@ step_make_install() {
 # ./run test --quick: what differs between majors, for the majors CI runs
 # between the oldest and the newest (CONTRIBUTING.md): the release and test
 # builds, the layers against this major's headers, pg_regress and the
-# isolation specs, and the TAP files below: the SQL surface, the wait
-# catalogue and its names, statement attribution, exact timing, slow runs and
-# blockers, the I/O methods and renamed waits, the pg_wait_sampling drop-in
-# and pg_profile on it, EXPLAIN (ANALYZE, WAITS). The unit tests, shellcheck and
-# the report tool's pages do not depend on the major; the long-running TAP
-# files run on the oldest and the newest.
-PSW_QUICK_TAP=(001_pgtap.pl 025_pg_wait_sampling_dropin.pl 026_pg_wait_sampling_clients.pl 103_timing.pl 200_wait_catalog.pl 201_pgbench_ids.pl 202_pg18_io_methods.pl
-  203_buffer_waits.pl 205_renamed_wait_series.pl 300_statement_attribution.pl 302_default_mode.pl
-  305_bind_waits.pl 310_slow_executions.pl 320_lock_blockers.pl 330_explain_waits.pl)
+# isolation specs, and the TAP files test/quick_schedule lists (one a line,
+# each group saying why it differs between majors).
+quick_schedule() {
+  sed -e 's/#.*//' -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$PSW_ROOT/test/quick_schedule"
+}
 
 run_all_tests() {
   local t0=$SECONDS
+  PSW_RESULTS=${PSW_RESULTS:-$PSW_STAGE/results}
+  mkdir -p "$PSW_RESULTS" || die "cannot make $PSW_RESULTS"
+  rm -f "$PSW_RESULTS"/[0-9][0-9]-* "$PSW_RESULTS/summary"
   PSW_LONG=0 PSW_QUICK=0
   case "${1:-}" in
     --long) PSW_LONG=1 ;;
@@ -250,6 +313,7 @@ run_all_tests() {
   esac
   export PSW_LONG
   [ "$PSW_QUICK" = 1 ] || { step_unit; shellcheck_step; }
+  test_files_step
   layers_step
   step_release_symbols
   [ "$PSW_QUICK" = 1 ] || step_make_install
@@ -263,10 +327,7 @@ run_all_tests() {
   fi
   [ "$PSW_LONG" = 1 ] && step_sanitizers
   echo
-  printf '%s\n' "${PSW_STEP_LINES[@]}"
-  log "PostgreSQL $PSW_PG_MAJOR, $((SECONDS - t0)) s"
-  echo "$PSW_PASSED passed, $PSW_FAILED failed, $PSW_SKIPPED skipped"
-  [ "$PSW_FAILED" -eq 0 ]
+  summarize_results "$t0"
 }
 
 # ./run bench [--quick] [--only SECTION,...]: the benchmarks (bench/t/*.pl,

@@ -4,10 +4,6 @@
 // abort of the subtransaction that armed).
 #include "internal.h"
 
-extern "C" {
-#include "utils/guc.h"
-}
-
 namespace psw {
 
 ExplainState *armed_es = nullptr;

@@ -6,9 +6,9 @@
 // so the waits inside a node go to that node's table (the innermost node
 // running owns a wait). Its parallel workers learn of the EXPLAIN through a
 // setting they inherit (pg_stat_waits.explain_token), wrap their own nodes
-// the same way and leave their tables in their leader's slot in shared
-// memory when they end (shared.cpp); printing (print.cpp) adds them to the
-// leader's. The per-plan hook prints the waits outside every node and
+// the same way and add their tables, when they end, to the leader's shared
+// tables for its plan (shared.cpp); printing (print.cpp) adds them to the
+// leader's own. The per-plan hook prints the waits outside every node and
 // disarms.
 #pragma once
 
@@ -62,7 +62,11 @@ void drop_run();
 // ---- shared.cpp --------------------------------------------------------------------
 // The leader (this process) starts an EXPLAIN: a new token in its slot.
 uint32 explain_slot_open();
-// The leader's EXPLAIN is over: its slot takes no more.
+// Its explained query's plan is parallel: tables for its workers' waits,
+// one per node (false: none, the workers' waits are not shown).
+bool explain_slot_share(int nnodes);
+// The leader's EXPLAIN is over: its slot takes no more, its workers'
+// tables go.
 void explain_slot_close();
 // A worker of the leader at procno, for the EXPLAIN of token: true if
 // that EXPLAIN is still the one in the slot.

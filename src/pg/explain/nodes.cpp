@@ -15,6 +15,22 @@ void drop_run() {
     run = nullptr;
 }
 
+// A Gather (Merge) that has returned its last row waits for its workers to
+// exit when the executor shuts the plan down (ExecShutdownNode, after the
+// run): outside every node, though the Gather is the one waiting
+// (IPC/BgworkerShutdown), and EXPLAIN charges that time to the Gather. So
+// it shuts its workers down here, while its table is the target, as a
+// Limit above it does when it has its rows: the executor's later shutdown
+// finds nothing left to do, a rescan starts new workers. Not where the
+// plan may run backwards, which the executor never shuts down early either.
+static void shut_down_workers(PlanState *node) {
+    if ((node->state->es_top_eflags & EXEC_FLAG_BACKWARD) != 0) return;
+    if (IsA(node, GatherState))
+        ExecShutdownGather(castNode(GatherState, node));
+    else if (IsA(node, GatherMergeState))
+        ExecShutdownGatherMerge(castNode(GatherMergeState, node));
+}
+
 // The innermost node running owns a wait: the wrapper makes its table the
 // target while its ExecProcNodeReal runs, and gives it back to the node
 // that called it (or to the waits outside every node).
@@ -24,6 +40,7 @@ static TupleTableSlot *exec_node_timed(PlanState *node) {
     NodeWaits *caller = explain_target;
     explain_target = &n.waits;
     TupleTableSlot *slot = n.real(node);
+    if (TupIsNull(slot)) shut_down_workers(node);
     // An error raised below leaves the target on this node: the
     // transaction's end disarms, and the tables are not freed before.
     if (explain_target != nullptr) explain_target = caller;
@@ -90,7 +107,9 @@ static void executor_start(QueryDesc *qd, int eflags) {
     if (armed_es == nullptr || run != nullptr ||
         (qd->instrument_options & (INSTRUMENT_TIMER | INSTRUMENT_ROWS)) == 0)
         return;
-    (void)start_run(qd);
+    // Its workers, if it has any, start later (in ExecutorRun) and find the
+    // tables for their waits in the leader's slot.
+    if (start_run(qd) && qd->plannedstmt->parallelModeNeeded) (void)explain_slot_share(run->nnodes);
 }
 
 static void executor_end(QueryDesc *qd) {

@@ -20,10 +20,6 @@
 #include "../timing/timing.h"
 #include "../wait_names.h"
 
-extern "C" {
-#include "postmaster/interrupt.h"
-}
-
 PSW_EXPORT void pg_stat_waits_sampler_main(Datum arg);
 
 namespace psw {
