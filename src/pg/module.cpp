@@ -1,12 +1,8 @@
 // Library entry point: GUCs, shared memory, hooks. Runs in the postmaster at
 // preload time; every child process inherits what it sets up.
-#include "explain/explain.h"
+#include "features.h"
 #include "gucs.h"
 #include "shared_state.h"
-#include "shmem_parts.h"
-#include "statements/statements.h"
-#include "pg_wait_sampling/pg_wait_sampling_gucs.h"
-#include "timing/timing.h"
 
 extern "C" {
 PG_MODULE_MAGIC;
@@ -40,9 +36,17 @@ const char *slot_state_name(uint8_t state) {
     }
 }
 
+// Every feature's shared-memory parts, in the registry's order.
+template <typename F>
+static void for_each_part(F &&f) {
+    for (int i = 0; i < feature_count(); i++)
+        for (const ShmemPart *part : feature_at(i).parts)
+            if (part != nullptr) f(*part);
+}
+
 static Size total_shmem_size() {
     Size total = 0;
-    for (int i = 0; i < shmem_part_count(); i++) total = add_size(total, MAXALIGN(shmem_part_at(i).size()));
+    for_each_part([&](const ShmemPart &part) { total = add_size(total, MAXALIGN(part.size())); });
     return total;
 }
 
@@ -68,12 +72,11 @@ static void shmem_startup() {
     if (prev_shmem_startup_hook) prev_shmem_startup_hook();
 
     LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    for (int i = 0; i < shmem_part_count(); i++) {
-        const ShmemPart &part = shmem_part_at(i);
+    for_each_part([](const ShmemPart &part) {
         bool found = false;
         void *ptr = ShmemInitStruct(part.name, part.size(), &found);
         part.init(ptr, found);
-    }
+    });
     // 15-18: children inherit the postmaster's lookup; 19: each looks itself.
     if (compat_shmem_lookup_in_postmaster() && !attach_backend_status_array())
         elog(ERROR, "pg_stat_waits: PostgreSQL's backend status array is missing");
@@ -121,25 +124,20 @@ static void init_wait_catalog() {
 void _PG_init(void) {
     if (!process_shared_preload_libraries_in_progress) return;  // SQL functions raise the error
     psw::preloaded = true;
-
-    // Each feature its own settings; the timer before the statement hooks
-    // can call it.
-    psw::define_gucs();
-    psw::define_statement_gucs();
-    psw::define_timing_gucs();
-    // EXPLAIN (ANALYZE, WAITS), on servers that take extension options.
-    psw::install_explain_waits();
+    const int n = psw::feature_count();
+    // Each feature its own settings (the registry's order: features.cpp).
+    for (int i = 0; i < n; i++)
+        if (psw::feature_at(i).define_settings != nullptr) psw::feature_at(i).define_settings();
     MarkGUCPrefixReserved("pg_stat_waits");
-    psw::define_pg_wait_sampling_gucs();
     psw::init_wait_catalog();
     // Same query ids as pg_stat_statements and pg_stat_activity.query_id.
     EnableQueryId();
-
     psw::prev_shmem_request_hook = shmem_request_hook;
     shmem_request_hook = psw::shmem_request;
     psw::prev_shmem_startup_hook = shmem_startup_hook;
     shmem_startup_hook = psw::shmem_startup;
-
-    psw::install_statement_hooks();
-    psw::start_features();
+    for (int i = 0; i < n; i++)
+        if (psw::feature_at(i).install_hooks != nullptr) psw::feature_at(i).install_hooks();
+    for (int i = 0; i < n; i++)
+        if (psw::feature_at(i).start != nullptr) psw::feature_at(i).start();
 }

@@ -105,8 +105,9 @@ inline BackendSlot *own_slot() {
 // Raises the standard "must be preloaded" error if shared memory is missing.
 void require_preloaded();
 
-// Shared memory is carved into named parts; each feature adds one to
-// shmem_parts.cpp so sizes are requested and initialized in one place.
+// Shared memory is carved into named parts; each feature lists its own in
+// its entry of features.cpp, so sizes are requested and initialized in one
+// place.
 struct ShmemPart {
     const char *name;
     Size (*size)();

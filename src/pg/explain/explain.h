@@ -8,8 +8,10 @@
 #pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
-// Preload: the option, its hooks, and the setting that tells parallel
-// workers their leader's EXPLAIN is timing them.
+// Preload: the setting that tells parallel workers their leader's EXPLAIN
+// is timing them (where the option exists)...
+void define_explain_settings();
+// ...and the option with its hooks.
 void install_explain_waits();
 
 // The leaders' slots where their parallel workers leave the waits of

@@ -92,9 +92,10 @@ const ExplainOptionCallbacks callbacks = {explain_requested, explain_query_start
 
 }  // namespace
 
-void install_explain_waits() {
-    if (!compat_explain_install("waits", &callbacks)) return;
-    define_explain_token_setting();
+void define_explain_settings() {
+    if (compat_has_explain_options()) define_explain_token_setting();
 }
+
+void install_explain_waits() { compat_explain_install("waits", &callbacks); }
 
 }  // namespace psw

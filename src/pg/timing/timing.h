@@ -36,7 +36,7 @@ inline QueryTable *timing_query_table() {
     return reinterpret_cast<QueryTable *>(reinterpret_cast<char *>(timing_shared) + kQueryTableOffset);
 }
 
-// Preload (postmaster only, from start_features): patch the GOT.
+// Preload (postmaster only, the timing feature's start: features.cpp): patch the GOT.
 void timing_install();
 
 // The settings of exact timing (statement_timing.cpp), defined at preload
