@@ -146,7 +146,10 @@ sub acceptance
 	# name, section, param, config, kind, limit
 	for my $c (
 		[ "timing on: $sock", 'callgrind_pause', 'instr_per_stmt', 'psw_timing', 'pct', 0.5 ],
-		[ "timing on by default allowed: $sock", 'callgrind_pause', 'instr_per_stmt', 'psw_timing', 'pct', 1 ],
+		# Issue 72: the same absolute work on every major (about 1 % of the
+		# cheapest statement on 15), so a major whose baseline is smaller is
+		# held to the same instructions, not to a smaller share.
+		[ "timing on by default allowed: $sock", 'callgrind_pause', 'instr_per_stmt', 'psw_timing', 'abs', 340 ],
 		[
 			'timing on: pgbench tpcb-like, per transaction (callgrind, client backend)',
 			'callgrind_pgbench', 'instr_per_tx', 'psw_timing', 'pct', 0.5

@@ -239,8 +239,9 @@ sub _pause
 	_md('A client that pauses: pgbench sends N=' . metric_get('callgrind_pause', 'none_qid', 'statements')
 		  . ' and 2N `SELECT 1;`, pausing 3 ms after each result',
 		'(`\sleep 3 ms`), so the backend waits for every next message as behind a network; same slope.',
-		"This is the path of issue 56's socket targets: timing on at most +0.5 % (and at most +1 % for timing",
-		'to be on by default), sampling at most +60 instructions per statement.', '');
+		"This is the path of issue 56's socket targets: timing on at most +0.5 %, sampling at most +60",
+		'instructions per statement; and of issue 72\'s: timing on by default once it adds at most +340',
+		'instructions per statement on every major.', '');
 	_client_table('callgrind_pause', 'instr_per_stmt', 'statement');
 	_md('');
 	_breakdown('psw_timing', 'callgrind_pause_self', 'statement', "the paused client's backend");
