@@ -4,16 +4,16 @@
 # file reads raw figures only, through PswBench::Figures).
 #
 # Why glibc's allocator is priced apart: a client's statement makes the same
-# allocator calls in every configuration (one 8 kB block of MessageContext
-# per SELECT 1, taken at planning and given back at the next statement's
-# reset), but what one call costs depends on where the heap's free chunks
-# lie after start-up, which any preloaded library's start-up allocations
-# move. On 18 over a socket the same malloc and free took 448 instructions
-# with pg_stat_waits loaded and 269 without: 179 instructions per statement
-# of heap layout, not of the library's code. So the verdicts count the
-# allocator's calls at the baseline's cost per call: a call a configuration
-# adds is still its cost, a call that got dearer because the heap lies
-# otherwise is not.
+# allocator calls in every configuration (a SELECT 1: MessageContext's
+# second 8 kB block, taken at planning and given back when the next
+# statement resets the context), but what one call costs depends on where
+# the heap's free chunks lie after start-up, which any preloaded library's
+# start-up allocations move. In the committed 18 report that malloc and free
+# took 448 instructions in pg_stat_waits' runs and 269 in the others: 179
+# instructions per statement of heap layout, not of the library's code. So
+# the verdicts count the allocator's calls at the baseline's cost per call:
+# a call a configuration adds is still its cost, a call that got dearer
+# because the heap lies otherwise is not. (docs/bench.md, section 1.)
 package PswBench::CallgrindFigures;
 
 use strict;

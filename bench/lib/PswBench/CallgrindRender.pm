@@ -236,7 +236,8 @@ sub _socket
 		"with what it does not do per statement. The largest such part is glibc's allocator: a statement",
 		'makes the same allocations in every configuration (the calls in parentheses), yet each costs more',
 		"or fewer instructions as the heap's free chunks happen to lie, which what is loaded changes (any",
-		'preloaded library alike) and which can differ between identical runs. The last column leaves it out.',
+		'preloaded library alike). The last column counts the calls at the baseline\'s cost per call, as the',
+		'acceptance checks do.',
 		"The single-user table above is the precise one; this one shows what a client's statement adds on top.", '');
 	return;
 }
