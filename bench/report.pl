@@ -30,6 +30,7 @@ use FindBin;
 use Getopt::Long;
 use lib "$FindBin::RealBin/lib";
 use PswBench::Figures;
+use PswBench::CallgrindFigures;
 use List::Util qw(max);
 use POSIX qw(strftime uname);
 
@@ -74,22 +75,28 @@ sub verdict
 # A callgrind row: the configuration's slope against the compute_query_id =
 # on baseline measured in the same run on the same path. KIND pct: the
 # target is a percentage over the baseline; abs: instructions over it. The
-# verdict compares the rounded figures the row shows.
+# verdict compares the rounded figures the row shows, with glibc's
+# allocator's calls at the baseline's cost per call where the run measured
+# the allocator (PswBench::CallgrindFigures says why); the figure with the
+# allocator's cost as the heap fell follows it where they differ.
 sub cg_check
 {
 	my ($rows, $name, $section, $param, $cfg, $kind, $limit, $why) = @_;
-	my $b = figure($rows, $section, 'none_qid', $param);
-	my $v = figure($rows, $section, $cfg, $param);
+	my $c = cg_compare($rows, $section, $param, $cfg);
 	my $t = $kind eq 'pct' ? "≤ +$limit %" : "≤ +$limit instructions";
-	if (!have($b) || !have($v))
+	if (!$c)
 	{
+		my $b = figure($rows, $section, 'none_qid', $param);
 		return row($name, $t, have($b) ? 'compute_query_id = on: ' . fmt($b) : '—',
 			'—', $cfg eq 'psw_timing' ? 'not available: ' . ($why || 'not measured') : 'not measured');
 	}
-	my $d = sprintf('%.1f', $v - $b);
-	my $p = sprintf('%.2f', 100 * ($v - $b) / $b);
-	return row($name, $t, 'compute_query_id = on: ' . fmt($b),
-		sprintf('%+.1f (%+.2f %%)', $d, $p),
+	my $d = sprintf('%.1f', $c->{like});
+	my $p = sprintf('%.2f', $c->{like_pct});
+	my $m = sprintf('%+.1f (%+.2f %%)', $d, $p);
+	# Only a material difference: the calls are rounded to 1/100 per unit,
+	# about 3 instructions of the allocator.
+	$m .= sprintf(' (heap as it fell: %+.1f)', $c->{delta}) if $c->{alloc} && abs($c->{delta} - $d) >= 5;
+	return row($name, $t, 'compute_query_id = on: ' . fmt($c->{base}), $m,
 		$kind eq 'pct' ? verdict($p, '<=', $limit) : verdict($d, '<=', $limit));
 }
 
@@ -146,7 +153,10 @@ sub acceptance
 	# name, section, param, config, kind, limit
 	for my $c (
 		[ "timing on: $sock", 'callgrind_pause', 'instr_per_stmt', 'psw_timing', 'pct', 0.5 ],
-		[ "timing on by default allowed: $sock", 'callgrind_pause', 'instr_per_stmt', 'psw_timing', 'pct', 1 ],
+		# Issue 72: the same absolute work on every major (about 1 % of the
+		# cheapest statement on 15), so a major whose baseline is smaller is
+		# held to the same instructions, not to a smaller share.
+		[ "timing on by default allowed: $sock", 'callgrind_pause', 'instr_per_stmt', 'psw_timing', 'abs', 340 ],
 		[
 			'timing on: pgbench tpcb-like, per transaction (callgrind, client backend)',
 			'callgrind_pgbench', 'instr_per_tx', 'psw_timing', 'pct', 0.5

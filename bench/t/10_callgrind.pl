@@ -44,6 +44,12 @@ for my $cfg (grep { cfg_available($_) } qw(psw_sampling psw_timing))
 	cg_breakdown_files('callgrind_self', $cfg, $n, "$dir/cg_$cfg.$n.out", "$dir/cg_$cfg." . (2 * $n) . '.out');
 }
 cg_objects($n, grep { -s "$dir/cg_$_.$n.out" } qw(none none_qid psw_sampling psw_timing));
+# glibc's allocator per statement, as over a socket: the acceptance checks
+# price its calls at the baseline's cost per call (PswBench::CallgrindFigures).
+for my $cfg (grep { -s "$dir/cg_$_.$n.out" } 'none_qid', @BENCH_CONFIGS)
+{
+	cg_allocator_metrics('callgrind', $cfg, $n, "$dir/cg_$cfg.$n.out", "$dir/cg_$cfg." . (2 * $n) . '.out', '');
+}
 if (cfg_available('psw_timing'))
 {
 	ok(metric_get('callgrind_self', 'psw_timing', 'psw::timing_statement_start(unsigned long)'),

@@ -11,6 +11,7 @@ use warnings;
 use Exporter 'import';
 use PswBench;
 use PswBench::Callgrind;
+use PswBench::CallgrindFigures;
 
 our @EXPORT = qw(cg_render);
 
@@ -100,15 +101,18 @@ sub _repeat_alloc
 # _client_table(SECTION, PARAM, UNIT): the compute_query_id = on baseline's
 # row, then one per configuration measured (label, figure, Δ and % over the
 # baseline). Where the allocator's share was measured, two more columns:
-# its instructions (calls) per UNIT, and the Δ without it.
+# its instructions (calls) per UNIT, and the Δ with its calls at the
+# baseline's cost per call, which the acceptance checks read
+# (PswBench::CallgrindFigures).
 sub _client_table
 {
 	my ($section, $param, $unit) = @_;
+	my $rows = [ metrics() ];
 	my $base = metric_get($section, 'none_qid', $param);
 	my $balloc = metric_get($section, 'none_qid', 'alloc_instr');
 	if (defined $balloc)
 	{
-		_md("| configuration | instructions / $unit | Δ vs compute_query_id = on | % | of which glibc's allocator (calls) | Δ outside the allocator |",
+		_md("| configuration | instructions / $unit | Δ vs compute_query_id = on | % | of which glibc's allocator (calls) | Δ, allocator at the baseline's cost per call |",
 			'|---|---:|---:|---:|---:|---:|',
 			'| no extension, compute_query_id = on | ' . fmt($base) . ' | | | ' . _alloc_cell($section, 'none_qid') . ' | |');
 	}
@@ -121,15 +125,12 @@ sub _client_table
 	{
 		my $v = metric_get($section, $cfg, $param);
 		next unless defined $v;
-		my $d = defined $base ? $v - $base : undef;
+		my $c = cg_compare($rows, $section, $param, $cfg);
 		my $more = '';
-		if (defined $balloc)
-		{
-			my $x = metric_get($section, $cfg, 'alloc_instr');
-			$more = ' ' . _alloc_cell($section, $cfg) . ' | ' . fmt(defined $x ? $d - ($x - $balloc) : undef) . ' |';
-		}
-		_md('| ' . cfg_label($cfg) . ' | ' . fmt($v) . ' | ' . fmt($d) . ' | '
-			  . (defined $d ? fmt(100 * $d / $base, 2) . ' %' : 'n/a') . " |$more");
+		$more = ' ' . _alloc_cell($section, $cfg) . ' | ' . ($c && $c->{alloc} ? fmt($c->{like}) : 'n/a') . ' |'
+		  if defined $balloc;
+		_md('| ' . cfg_label($cfg) . ' | ' . fmt($v) . ' | ' . ($c ? fmt($c->{delta}) : 'n/a') . ' | '
+			  . ($c ? fmt($c->{pct}, 2) . ' %' : 'n/a') . " |$more");
 	}
 	return;
 }
@@ -150,8 +151,12 @@ sub _single_user
 		"backend pays per statement; the sampler's own cost is section 2.", '');
 	# The honest baseline is compute_query_id = on: pg_stat_waits turns
 	# query ids on itself, and so does anyone who runs pg_stat_statements.
-	_md('| configuration | instructions / statement | compute_query_id = on (same run) | Δ vs compute_query_id = on | % over compute_query_id = on | Δ vs no extension | note |',
-		'|---|---:|---:|---:|---:|---:|---|');
+	# The allocator's columns where the run measured it (as over a socket).
+	my $alloc = defined metric_get('callgrind', 'none_qid', 'alloc_instr');
+	my $rows = [ metrics() ];
+	_md('| configuration | instructions / statement | compute_query_id = on (same run) | Δ vs compute_query_id = on | % over compute_query_id = on | Δ vs no extension |'
+		  . ($alloc ? " of which glibc's allocator (calls) | Δ, allocator at the baseline's cost per call |" : '') . ' note |',
+		'|---|---:|---:|---:|---:|---:|' . ($alloc ? '---:|---:|' : '') . '---|');
 	for my $cfg ('none', 'none_qid', @BENCH_CONFIGS[ 1 .. $#BENCH_CONFIGS ])
 	{
 		my @rows = grep { $_->[2] eq 'instr_per_stmt' } _rows('callgrind', $cfg);
@@ -160,12 +165,15 @@ sub _single_user
 		my $note = _note('callgrind', $cfg, 'instr_per_stmt');
 		if (!defined $v)
 		{
-			_md('| ' . cfg_label($cfg) . ' | not available | ' . fmt($basq) . " | | | | $note |");
+			_md('| ' . cfg_label($cfg) . ' | not available | ' . fmt($basq) . ' | | | |' . ($alloc ? ' | |' : '') . " $note |");
 			next;
 		}
+		my $c = $cfg eq 'none_qid' ? undef : cg_compare($rows, 'callgrind', 'instr_per_stmt', $cfg);
 		_md('| ' . cfg_label($cfg) . ' | ' . fmt($v) . ' | ' . fmt($basq) . ' | '
 			  . (defined $basq ? fmt($v - $basq) . ' | ' . fmt(100 * ($v - $basq) / $basq, 2) . ' % | ' : 'n/a | n/a | ')
-			  . (defined $base ? fmt($v - $base) : 'n/a') . " | $note |");
+			  . (defined $base ? fmt($v - $base) : 'n/a') . ' |'
+			  . ($alloc ? ' ' . _alloc_cell('callgrind', $cfg) . ' | ' . ($c && $c->{alloc} ? fmt($c->{like}) : '') . ' |' : '')
+			  . " $note |");
 	}
 	_md('', 'pg_stat_waits turns on query-id computation itself (`EnableQueryId()`, so its ids match',
 		'pg_stat_statements), as does pg_stat_statements: the compute_query_id = on run is the baseline,',
@@ -228,7 +236,8 @@ sub _socket
 		"with what it does not do per statement. The largest such part is glibc's allocator: a statement",
 		'makes the same allocations in every configuration (the calls in parentheses), yet each costs more',
 		"or fewer instructions as the heap's free chunks happen to lie, which what is loaded changes (any",
-		'preloaded library alike) and which can differ between identical runs. The last column leaves it out.',
+		'preloaded library alike). The last column counts the calls at the baseline\'s cost per call, as the',
+		'acceptance checks do.',
 		"The single-user table above is the precise one; this one shows what a client's statement adds on top.", '');
 	return;
 }
@@ -239,8 +248,9 @@ sub _pause
 	_md('A client that pauses: pgbench sends N=' . metric_get('callgrind_pause', 'none_qid', 'statements')
 		  . ' and 2N `SELECT 1;`, pausing 3 ms after each result',
 		'(`\sleep 3 ms`), so the backend waits for every next message as behind a network; same slope.',
-		"This is the path of issue 56's socket targets: timing on at most +0.5 % (and at most +1 % for timing",
-		'to be on by default), sampling at most +60 instructions per statement.', '');
+		"This is the path of issue 56's socket targets: timing on at most +0.5 %, sampling at most +60",
+		'instructions per statement; and of issue 72\'s: timing on by default once it adds at most +340',
+		'instructions per statement on every major.', '');
 	_client_table('callgrind_pause', 'instr_per_stmt', 'statement');
 	_md('');
 	_breakdown('psw_timing', 'callgrind_pause_self', 'statement', "the paused client's backend");
