@@ -91,7 +91,7 @@ sub check
 make_path("$dir/src/tools");
 system('rsync', '-a', '--delete', '--exclude', '*.o', '--exclude', '*.d', '--exclude', '*.bc', '--exclude', '*.so',
 	'--exclude', 'pg_stat_waits_report', '--exclude', '.psw-build-kind',
-	map({ "$root/$_" } qw(Makefile sources.mk pg_stat_waits.control extension src)), "$dir/src/") == 0
+	map({ "$root/$_" } qw(Makefile sources.mk pg_stat_waits.control extension sql src)), "$dir/src/") == 0
   or die "$0: cannot copy the sources\n";
 system('rsync', '-a', '--delete', '--exclude', '*.o', '--exclude', '*.d', '--exclude', '*.so',
 	'--exclude', 'pg_stat_waits_report', "$root/tools/report", "$dir/src/tools/") == 0

@@ -262,7 +262,7 @@ step_release_symbols() {
   mkdir -p "$dir"
   log "building the release library (no PSW_TEST_HOOKS) in $dir"
   if ! { rsync -a --delete --exclude '*.o' --exclude '*.bc' --exclude '*.d' --exclude '*.so' \
-           "$PSW_ROOT"/{Makefile,sources.mk,pg_stat_waits.control,extension,src} "$dir/" &&
+           "$PSW_ROOT"/{Makefile,sources.mk,pg_stat_waits.control,extension,sql,src} "$dir/" &&
          make -s -C "$dir" -j2 PG_CONFIG="$PG_CONFIG" PSW_WERROR=1 PSW_TEST_HOOKS= WITH_REPORT=no \
            pg_stat_waits.so >/dev/null; }; then
     record release-symbols 0 1; return
