@@ -59,7 +59,11 @@ static void sampling_init(void *ptr, bool found) {
     sampling->profile_offset = sampling->history_offset + history_size();
     sampling->buckets_offset = sampling->profile_offset + profile_size();
     sampling->blockers_offset = sampling->buckets_offset + buckets_size();
-    sampling->history_complete_since = GetCurrentTimestamp();
+    // The same reading as stats_reset, where the minute buckets' samples
+    // start (the core part is initialized first): a clock reading of its
+    // own, microseconds later, made use_history() think the ring had lost
+    // samples the buckets held, once the first minute closed.
+    sampling->history_complete_since = shared->stats_reset;
     history_ring().init(static_cast<uint64>(guc_history_size));
     profile_table().init(static_cast<uint64>(guc_profile_max));
     minute_buckets().init(MinuteBuckets::kDefaultBuckets);
