@@ -8,6 +8,7 @@
 use strict;
 use warnings;
 use IPC::Run;
+use POSIX ();
 use Time::HiRes qw(sleep time clock_gettime CLOCK_MONOTONIC);
 use PswBench;
 use PswBench::Callgrind;
@@ -262,7 +263,7 @@ sub same_window
 		{
 			my ($timing, $memo) = @$c;
 			$psw->safe_psql('postgres', "ALTER SYSTEM SET pg_stat_waits.timing = $timing; SELECT pg_reload_conf();"
-				  . "SELECT pg_stat_waits_idle_memo($memo)");
+				  . "SELECT pg_stat_waits_idle_memo('$memo')");
 			sleep 1;
 			my $name = $case_name->($c);
 			my @ratios;
@@ -299,14 +300,18 @@ same_window();
 # The sampler's instructions per tick, counted by callgrind: a postmaster
 # under callgrind (which follows its forks, so every backend runs under it
 # too: about 30 MB each, which rules out 1,000 of them), with K1 and then K2
-# idle backends; per case (timing off or on, the idle memo on or off) the
-# sampler's counts are zeroed, left to run for a window and dumped
-# (callgrind_control), and divided by the ticks in the window (the calls of
-# idle_memo_tick_end(), once per tick in a test build). A tick is linear in
-# the idle backends (the same max_connections, so the same PGPROCs to
-# scan): the figure at 1,000 is the line through K1 and K2.
+# idle backends. Per case (timing off or on, the idle memo on or off) two
+# samplers' lives, of 1 s and 1 + W s (pg_terminate_backend ends one, the
+# postmaster starts the next, which writes its profile as it exits): the
+# difference of their counts over the difference of their ticks (the calls
+# of idle_memo_tick_end(), once per tick in a test build) leaves start-up
+# and exit out. (callgrind_control cannot reach a forked child: vgdb lists
+# the postmaster only.) A tick is linear in the idle backends (the same
+# max_connections, so the same PGPROCs to scan): the figure at 1,000 is the
+# line through K1 and K2.
 my ($CG_K1, $CG_K2) = @{ bench_size(full => [ 10, 40 ], quick => [ 10, 40 ], smoke => [ 2, 4 ]) };
-my $CG_W = bench_size(full => 4, quick => 3, smoke => 1);
+my $CG_W = bench_size(full => 14, quick => 10, smoke => 3);
+my $CG_BB = 500_000;    # basic blocks per dump part: the sampler's start-up fits in one
 my $CG_AT = bench_size(full => 1000, quick => 1000, smoke => 12);
 
 # A connection point for PswBench::Holder: a postmaster started by hand.
@@ -316,27 +321,63 @@ package PswBench::Endpoint {
 	sub port { return $_[0]{port}; }
 }
 
-# cg_dump_ticks(FILE): (instructions, ticks) of a callgrind dump.
+# cg_dump_ticks(FILE): (instructions, ticks, whether the process started
+# or ended in it) of a callgrind dump.
 sub cg_dump_ticks
 {
 	my ($file) = @_;
 	open my $fh, '<', $file or return;
-	my (%name, $ir, $ticks, $target);
+	my (%name, $ir, $ticks, $target, $edge);
 	while (my $line = <$fh>)
 	{
-		if ($line =~ /^c?fn=\((\d+)\)(?: (.*))?$/)
+		if ($line =~ /^(c?)fn=\((\d+)\)(?: (.*))?$/)
 		{
-			$name{$1} = $2 if defined $2;
-			$target = $line =~ /^cfn/ && ($name{$1} // '') =~ /idle_memo_tick_end/;
+			my ($call, $id) = ($1, $2);
+			$name{$id} = $3 if defined $3;
+			$target = $call eq 'c' && ($name{$id} // '') =~ /idle_memo_tick_end/;
 		}
 		elsif ($target && $line =~ /^calls=(\d+)/)
 		{
 			$ticks += $1;
 			$target = 0;
 		}
-		$ir = $1 if $line =~ /^(?:summary|totals): (\d+)/;
+		# summary: the process's own count ("totals" also holds what the
+		# postmaster had counted before the fork).
+		$ir = $1 if $line =~ /^summary: (\d+)/;
+		$edge = 1 if $line =~ /\b(?:InitPostgres|proc_exit)\b/;
 	}
-	return ($ir, $ticks);
+	return ($ir, $ticks, $edge);
+}
+
+# cg_sampler_start(DATADIR, DIR, ARGS...): a postmaster on DATADIR under
+# callgrind that counts inside the sampler's main function only (so what
+# the postmaster counted before its fork stays out of the sampler's
+# profile), its socket in DIR. Returns (port, pid).
+sub cg_sampler_start
+{
+	my ($datadir, $dir, @extra) = @_;
+	mkdir $dir;
+	chmod 0755, $dir;
+	my $port = PostgreSQL::Test::Cluster::get_free_port();
+	my @cmd = (
+		qw(valgrind --tool=callgrind --collect-atstart=no --toggle-collect=pg_stat_waits_sampler_main*),
+		"--dump-every-bb=$CG_BB",
+		"--callgrind-out-file=$dir/cg.%p", cg_bin('postgres'), '-D', $datadir, '-p', $port, '-k', $dir,
+		'-c', 'listen_addresses=', '-c', 'autovacuum=off', cfg_args('psw_sampling'), @extra);
+	my $pid = fork() // die "fork: $!";
+	if ($pid == 0)
+	{
+		open STDIN, '<', '/dev/null';
+		open STDOUT, '>', "$dir/log";
+		open STDERR, '>&', \*STDOUT;
+		exec { $cmd[0] } @cmd or POSIX::_exit(127);
+	}
+	for (1 .. 240)
+	{
+		last if system(cg_bin('pg_isready'), '-q', '-h', $dir, '-p', $port, '-U', 'postgres', '-d', 'postgres') == 0;
+		sleep 0.5;
+	}
+	return ($port, $pid);
 }
 
 sub callgrind_per_tick
@@ -347,22 +388,60 @@ sub callgrind_per_tick
 		metric('sampler_cg', 'psw_sampling', 'instr_per_tick ' . $case_name->($_), undef, 'instr', $_[0]) for @cases;
 		return;
 	};
-	return $fail->('valgrind is not installed') if system('sh', '-c', 'command -v callgrind_control >/dev/null') != 0;
+	return $fail->('valgrind is not installed') if system('sh', '-c', 'command -v valgrind >/dev/null') != 0;
 	return $fail->(feature_why('psw_sampler')) unless feature('psw_sampler');
 	my $datadir = cg_initdb('cg_sampler');
 	my $dir = cg_dir() . '/sampler';
-	my $pm = cg_postmaster_start($datadir, $dir, 'psw_sampling', '-c', 'max_connections=' . ($CG_AT + 10));
-	my @psql = (cg_bin('psql'), '-XAtq', '-h', $dir, '-p', $pm->{port}, '-U', 'postgres', '-d', 'postgres');
+	my ($port, $pm) = cg_sampler_start($datadir, $dir, '-c', 'max_connections=' . ($CG_AT + 10));
+	my @psql = (cg_bin('psql'), '-XAtq', '-h', $dir, '-p', $port, '-U', 'postgres', '-d', 'postgres');
 	my $sql = sub { my $out = ''; IPC::Run::run([ @psql, '-c', $_[0] ], '>', \$out, '2>', \$out); chomp $out; return $out; };
 	$sql->('CREATE EXTENSION pg_stat_waits; CREATE EXTENSION pg_stat_waits_test');
 	my $spid = $sql->('SELECT sampler_pid FROM pg_stat_waits_status');
 	ok($spid =~ /^\d+$/, "callgrind: the sampler runs ($spid)");
-	my $ep = PswBench::Endpoint->new(host => $dir, port => $pm->{port});
+	my $ep = PswBench::Endpoint->new(host => $dir, port => $port);
+	# life(SECONDS): ends the sampler running now, lets the next one run for
+	# SECONDS and ends it; (instructions, ticks) of the parts of its profile
+	# (dumped every $CG_BB basic blocks) in which it neither started nor
+	# ended: its steady ticks only.
+	my $life = sub {
+		my ($secs) = @_;
+		my $old = $sql->('SELECT sampler_pid FROM pg_stat_waits_status');
+		$sql->("SELECT pg_terminate_backend($old)") if $old =~ /^\d+$/;
+		my $new = '';
+		for (1 .. 150)
+		{
+			$new = $sql->('SELECT sampler_pid FROM pg_stat_waits_status');
+			last if $new =~ /^\d+$/ && $new ne $old;
+			sleep 0.2;
+		}
+		if ($new !~ /^\d+$/ || $new eq $old)
+		{
+			note("callgrind: no new sampler after $old ($new)");
+			return ();
+		}
+		sleep $secs;
+		$sql->("SELECT pg_terminate_backend($new)");
+		for (1 .. 150)
+		{
+			last if !kill(0, $new) && -s "$dir/cg.$new";
+			sleep 0.2;
+		}
+		my ($ir, $ticks, $parts) = (0, 0, 0);
+		for my $f (glob "$dir/cg.$new.* $dir/cg.$new")
+		{
+			my ($i, $t, $edge) = cg_dump_ticks($f);
+			next if $edge || !$i || !$t;
+			($ir, $ticks, $parts) = ($ir + $i, $ticks + $t, $parts + 1);
+		}
+		note("callgrind: sampler $new, $secs s: $parts steady parts, $ir instructions, $ticks ticks");
+		return $parts ? ($ir, $ticks) : ();
+	};
 	my %fig;
 	my @held;
 	for my $k ($CG_K1, $CG_K2)
 	{
 		last unless $spid =~ /^\d+$/;
+		local $ENV{PGUSER} = 'postgres';    # cg_initdb's superuser
 		my $h = PswBench::Holder->start($ep, $k - (@held ? $CG_K1 : 0));
 		push @held, $h;
 		ok($h->ready, "callgrind: holder connects up to $k backends (" . $h->line . ')');
@@ -370,22 +449,16 @@ sub callgrind_per_tick
 		for my $c (@cases)
 		{
 			my ($timing, $memo) = @$c;
-			$sql->("ALTER SYSTEM SET pg_stat_waits.timing = $timing; SELECT pg_reload_conf(); SELECT pg_stat_waits_idle_memo($memo)");
-			sleep 1;
-			my @before = glob "$dir/cg.$spid.*";
-			system('callgrind_control', '-z', $spid) == 0 or last;
-			sleep $CG_W;
-			system('callgrind_control', '-d', $spid) == 0 or last;
-			my %old = map { $_ => 1 } @before;
-			my ($dump) = grep { !$old{$_} } glob "$dir/cg.$spid.*";
-			my ($ir, $ticks) = defined $dump ? cg_dump_ticks($dump) : ();
+			$sql->("ALTER SYSTEM SET pg_stat_waits.timing = $timing; SELECT pg_reload_conf(); SELECT pg_stat_waits_idle_memo('$memo')");
+			my ($ir, $ticks) = $life->($CG_W);
 			my $per = $ir && $ticks ? $ir / $ticks : undef;
 			metric('sampler_cg_raw', 'psw_sampling', "idle backends=$k " . $case_name->($c), ($ir // 'NA') . ' ' . ($ticks // 'NA'), 'instr ticks');
 			$fig{$k}{ $case_name->($c) } = $per;
 		}
 	}
 	$_->quit for reverse @held;
-	cg_postmaster_stop($datadir);
+	system(cg_bin('pg_ctl'), '-D', $datadir, '-m', 'fast', '-w', '-t', '300', 'stop', '-s');
+	waitpid($pm, 0);
 	for my $c (@cases)
 	{
 		my $name = $case_name->($c);
