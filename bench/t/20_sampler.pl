@@ -3,8 +3,10 @@
 # with K connected backends, idle and busy. CPU time comes from the kernel's
 # scheduler accounting (/proc/PID/schedstat, ns) rather than utime+stime
 # ticks: 0.3% of a core over a few seconds is only a handful of 10 ms ticks.
-# Then issue 56's comparison over the same windows (sampler_same): both
-# tools at once, 500 idle backends each.
+# Then issue 72's comparison over the same windows (sampler_same): both
+# tools at once, 1,000 idle backends each, pg_stat_waits with timing off and
+# on and its idle memo on and off; and the sampler's instructions per tick
+# under callgrind (sampler_cg), the same four cases.
 use strict;
 use warnings;
 use IPC::Run;
