@@ -22,8 +22,8 @@
 // its Activity-class wait, which says nothing about its next tick; a
 // logical replication worker reports STATE_IDLE too), an entry in any
 // other state (STATE_DISABLED under track_activities = off, whose entry no
-// longer changes at statements), a process the late-id watch follows (the
-// caller asks us only for the others). A slot reused by a new process
+// longer changes at statements), a process the late-id watch follows
+// (idle_scan() asks the watch first). A slot reused by a new process
 // fails the check: the old process's exit and the new one's start both
 // write the entry. With pg_stat_waits.sample_idle on nothing is skipped.
 #include "sampling.h"
@@ -65,15 +65,16 @@ static inline bool idle_waits_at_work(uint32 info) {
 
 // Whether the memo of procno still holds: same pid, same changecount, and
 // the backend is not waiting at work. A stale memo is dropped.
-static inline bool memo_says_idle(uint32 procno) {
-    IdleMemo &m = memo[procno];
+// (The arrays come as arguments: with -fno-strict-aliasing the memo's
+// stores would otherwise reload the globals at every process.)
+static inline bool memo_says_idle(IdleMemo &m, const volatile PgBackendStatus *entries, const volatile PGPROC *proc) {
     if (m.pid == 0) return false;
-    const volatile PgBackendStatus *e = &backend_status_array[m.entry];
+    const volatile PgBackendStatus *e = &entries[m.entry];
     if (e->st_changecount != m.changecount || e->st_procpid != m.pid) {
         m.pid = 0;
         return false;
     }
-    return !idle_waits_at_work(ProcGlobal->allProcs[procno].wait_event_info);
+    return !idle_waits_at_work(proc->wait_event_info);
 }
 
 // Remembers client backend pid of procno, just found idle, if its entry
@@ -143,10 +144,11 @@ static constexpr uint32 kPrefetchNear = 8;
 
 // always_inline: out of line, GCC finds the function free of side effects
 // (a prefetch is only a hint) and deletes the call as dead code.
-__attribute__((always_inline)) static inline void prefetch_proc(uint32 procno, uint32 nprocs, bool use_memo) {
+__attribute__((always_inline)) static inline void prefetch_proc(uint32 procno, uint32 nprocs, bool use_memo,
+                                                                const PGPROC *procs, const IdleMemo *memo) {
     uint32 far = procno + kPrefetchFar;
     if (far < nprocs) {
-        const PGPROC *p = &ProcGlobal->allProcs[far];
+        const PGPROC *p = &procs[far];
         if (use_memo && memo[far].pid != 0) {
             __builtin_prefetch(&backend_status_array[memo[far].entry]);
             __builtin_prefetch(&p->wait_event_info);
@@ -159,7 +161,7 @@ __attribute__((always_inline)) static inline void prefetch_proc(uint32 procno, u
     }
     uint32 near = procno + kPrefetchNear;
     if (near < nprocs && backend_status_array != nullptr && !(use_memo && memo[near].pid != 0)) {
-        int i = compat_backend_status_index(near, &ProcGlobal->allProcs[near]);
+        int i = compat_backend_status_index(near, &procs[near]);
         if (i >= 0 && i < backend_status_slots) {
             __builtin_prefetch(&backend_status_array[i].st_procpid);
             // A client backend in the default mode: quick_idle() asks its
@@ -169,19 +171,26 @@ __attribute__((always_inline)) static inline void prefetch_proc(uint32 procno, u
     }
 }
 
-bool idle_skip(uint32 procno, uint32 nprocs, bool may_skip, bool use_memo) {
-    prefetch_proc(procno, nprocs, use_memo);
-    if (!may_skip) return false;
-    if (use_memo && memo_says_idle(procno)) {
+// One loop over the processes, so that passing an idle one costs no call:
+// at 1,000 idle connections the per-process overhead is the tick.
+uint32 idle_scan(uint32 from, uint32 nprocs, bool sample_idle, bool use_memo) {
+    const PGPROC *const procs = ProcGlobal->allProcs;
+    const volatile PgBackendStatus *const entries = backend_status_array;
+    IdleMemo *const memos = memo;
+    for (uint32 procno = from; procno < nprocs; procno++) {
+        prefetch_proc(procno, nprocs, use_memo, procs, memos);
+        if (sample_idle || late_ids_watching(procno)) return procno;
+        if (use_memo && memo_says_idle(memos[procno], entries, &procs[procno])) {
 #ifdef PSW_TEST_HOOKS
-        tick_memo_skips++;
+            tick_memo_skips++;
 #endif
-        return true;
+            continue;
+        }
+        int32 pid;
+        if (!quick_idle(procno, &pid)) return procno;
+        if (use_memo && pid != 0) remember(procno, pid);
     }
-    int32 pid;
-    if (!quick_idle(procno, &pid)) return false;
-    if (use_memo && pid != 0) remember(procno, pid);
-    return true;
+    return nprocs;
 }
 
 #ifdef PSW_TEST_HOOKS

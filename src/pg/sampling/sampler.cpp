@@ -222,11 +222,13 @@ static void take_sample() {
     uint32 n = 0;
     bool sample_idle = guc_sample_idle;
     const bool use_memo = !sample_idle && idle_memo_enabled();
-    for (uint32 procno = 0; procno < nprocs && n < tick_capacity; procno++) {
+    // The processes that can be skipped as idle are passed over inside
+    // idle_scan(), without a call per process (idle_memo.cpp).
+    for (uint32 procno = idle_scan(0, nprocs, sample_idle, use_memo); procno < nprocs && n < tick_capacity;
+         procno = idle_scan(procno + 1, nprocs, sample_idle, use_memo)) {
         // A process whose statement has samples without an id yet is read
         // in full: idle, it may show that statement's id now.
         const bool watching = late_ids_watching(procno);
-        if (idle_skip(procno, nprocs, !sample_idle && !watching, use_memo)) continue;
         ProcSample s;
         if (!read_proc(procno, &s)) {
             if (watching) late_ids_observe(procno, nullptr, now);

@@ -159,13 +159,15 @@ void late_ids_observe(uint32 procno, const ProcSample *s, TimestampTz now);
 void late_ids_note(uint32 procno, const HistorySample &h, uint64 pos, int64 minute);
 void late_ids_apply(SampleRing<HistorySample> &ring, FixedHashTable<ProfileKey> &profile, MinuteBuckets buckets);
 
-// Processes a tick may skip as idle (idle_memo.cpp): idle_skip() prefetches
-// what the tick will read of procno's followers and says whether procno can
-// be skipped; may_skip: sample_idle is off and the late-id watch does not
-// follow procno (the caller asks it first); use_memo: idle_memo_enabled(),
-// with sample_idle off. Scratch memory is allocated once by idle_skip_init().
+// Processes a tick may skip as idle (idle_memo.cpp): idle_scan() returns
+// the first PGPROC number from `from` on that the tick must read in full
+// (nprocs when none), having skipped the idle ones before it and prefetched
+// what the tick reads of the ones after. Nothing is skipped with
+// sample_idle on, nor a process the late-id watch follows (asked first);
+// use_memo: idle_memo_enabled(). Scratch memory is allocated once by
+// idle_skip_init().
 void idle_skip_init(uint32 capacity);
-bool idle_skip(uint32 procno, uint32 nprocs, bool may_skip, bool use_memo);
+uint32 idle_scan(uint32 from, uint32 nprocs, bool sample_idle, bool use_memo);
 #ifdef PSW_TEST_HOOKS
 inline bool idle_memo_enabled() { return __atomic_load_n(&sampling->idle_memo_off, __ATOMIC_RELAXED) == 0; }
 void idle_memo_tick_end();  // publishes the tick's counts for the test module
