@@ -15,6 +15,7 @@ use Time::HiRes qw(sleep time clock_gettime CLOCK_MONOTONIC);
 use PswBench;
 use PswBench::Callgrind;
 use PswBench::Holder;
+use PswBench::SamplerCg;
 use Test::More;
 
 bench_section('sampler');
@@ -313,74 +314,7 @@ same_window();
 # line through K1 and K2.
 my ($CG_K1, $CG_K2) = @{ bench_size(full => [ 10, 40 ], quick => [ 10, 40 ], smoke => [ 2, 4 ]) };
 my $CG_W = bench_size(full => 14, quick => 10, smoke => 3);
-my $CG_BB = 500_000;    # basic blocks per dump part: the sampler's start-up fits in one
 my $CG_AT = bench_size(full => 1000, quick => 1000, smoke => 12);
-
-# A connection point for PswBench::Holder: a postmaster started by hand.
-package PswBench::Endpoint {
-	sub new { my ($class, %o) = @_; return bless {%o}, $class; }
-	sub host { return $_[0]{host}; }
-	sub port { return $_[0]{port}; }
-}
-
-# cg_dump_ticks(FILE): (instructions, ticks, whether the process started
-# or ended in it) of a callgrind dump.
-sub cg_dump_ticks
-{
-	my ($file) = @_;
-	open my $fh, '<', $file or return;
-	my (%name, $ir, $ticks, $target, $edge);
-	while (my $line = <$fh>)
-	{
-		if ($line =~ /^(c?)fn=\((\d+)\)(?: (.*))?$/)
-		{
-			my ($call, $id) = ($1, $2);
-			$name{$id} = $3 if defined $3;
-			$target = $call eq 'c' && ($name{$id} // '') =~ /idle_memo_tick_end/;
-		}
-		elsif ($target && $line =~ /^calls=(\d+)/)
-		{
-			$ticks += $1;
-			$target = 0;
-		}
-		# summary: the process's own count ("totals" also holds what the
-		# postmaster had counted before the fork).
-		$ir = $1 if $line =~ /^summary: (\d+)/;
-		$edge = 1 if $line =~ /\b(?:InitPostgres|proc_exit)\b/;
-	}
-	return ($ir, $ticks, $edge);
-}
-
-# cg_sampler_start(DATADIR, DIR, ARGS...): a postmaster on DATADIR under
-# callgrind that counts inside the sampler's main function only (so what
-# the postmaster counted before its fork stays out of the sampler's
-# profile), its socket in DIR. Returns (port, pid).
-sub cg_sampler_start
-{
-	my ($datadir, $dir, @extra) = @_;
-	mkdir $dir;
-	chmod 0755, $dir;
-	my $port = PostgreSQL::Test::Cluster::get_free_port();
-	my @cmd = (
-		qw(valgrind --tool=callgrind --collect-atstart=no --toggle-collect=pg_stat_waits_sampler_main*),
-		"--dump-every-bb=$CG_BB",
-		"--callgrind-out-file=$dir/cg.%p", cg_bin('postgres'), '-D', $datadir, '-p', $port, '-k', $dir,
-		'-c', 'listen_addresses=', '-c', 'autovacuum=off', cfg_args('psw_sampling'), @extra);
-	my $pid = fork() // die "fork: $!";
-	if ($pid == 0)
-	{
-		open STDIN, '<', '/dev/null';
-		open STDOUT, '>', "$dir/log";
-		open STDERR, '>&', \*STDOUT;
-		exec { $cmd[0] } @cmd or POSIX::_exit(127);
-	}
-	for (1 .. 240)
-	{
-		last if system(cg_bin('pg_isready'), '-q', '-h', $dir, '-p', $port, '-U', 'postgres', '-d', 'postgres') == 0;
-		sleep 0.5;
-	}
-	return ($port, $pid);
-}
 
 sub callgrind_per_tick
 {
