@@ -3,14 +3,19 @@
 # with K connected backends, idle and busy. CPU time comes from the kernel's
 # scheduler accounting (/proc/PID/schedstat, ns) rather than utime+stime
 # ticks: 0.3% of a core over a few seconds is only a handful of 10 ms ticks.
-# Then issue 56's comparison over the same windows (sampler_same): both
-# tools at once, 500 idle backends each.
+# Then issue 72's comparison over the same windows (sampler_same): both
+# tools at once, 1,000 idle backends each, pg_stat_waits with timing off and
+# on and its idle memo on and off; and the sampler's instructions per tick
+# under callgrind (sampler_cg), the same four cases.
 use strict;
 use warnings;
 use IPC::Run;
+use POSIX ();
 use Time::HiRes qw(sleep time clock_gettime CLOCK_MONOTONIC);
 use PswBench;
+use PswBench::Callgrind;
 use PswBench::Holder;
+use PswBench::SamplerCg;
 use Test::More;
 
 bench_section('sampler');
@@ -19,8 +24,8 @@ my $t_start = time();
 my @KS = @{ bench_size(full => [ 100, 500, 1000 ], quick => [1000], smoke => [12]) };
 my $W = bench_size(full => 6, quick => 2, smoke => 0.5);
 # The same-window comparison: backends per cluster, windows and their length.
-my $SAME_K = bench_size(full => 500, quick => 500, smoke => 12);
-my ($SAME_W, $SAME_NW) = @{ bench_size(full => [ 4, 5 ], quick => [ 2, 3 ], smoke => [ 0.5, 1 ]) };
+my $SAME_K = bench_size(full => 1000, quick => 1000, smoke => 12);
+my ($SAME_W, $SAME_NW) = @{ bench_size(full => [ 4, 3 ], quick => [ 2, 3 ], smoke => [ 0.3, 3 ]) };
 # The unmeasured warm-up (see fill_history) and the pause after it.
 my ($WARM, $SETTLE) = @{ bench_size(full => [ 3, 5 ], quick => [ 3, 5 ], smoke => [ 0.5, 1 ]) };
 # The pause between connecting the backends and the first idle window.
@@ -192,26 +197,33 @@ for my $cfg (bench_mode() eq 'smoke' ? qw(psw_sampling) : qw(psw_sampling pg_wai
 	$node->clean_node;
 }
 
-# ------------------------------------------------- the same windows (issue 56)
+# ------------------------------------------------- the same windows (issue 72)
 
 # Both clusters run at once (one per tool, so neither process reads the
 # other's PGPROCs into a shared cache), each with K idle connections, and
 # both processes' schedstat is read at the same instants. What the machine
 # does meanwhile falls on both alike, which the sequential windows of the
-# table cannot promise. The figure is the ratio of the CPU time summed over
-# the windows.
+# table cannot promise. Per case (pg_stat_waits' timing off or on, its idle
+# memo on or off through the test module) three windows, each a ratio of
+# the two CPU times; the figure is their median.
 sub same_window
 {
 	my $k = $SAME_K;
+	my @cases = map { my $t = $_; map { [ $t, $_ ] } qw(on off) } qw(off on);    # [timing, memo]
+	my $case_name = sub { "timing $_[0][0], memo $_[0][1]" };
+	my $fail = sub {
+		my ($why) = @_;
+		metric('sampler_same', 'psw_sampling', "ratio idle backends=$k " . $case_name->($_), undef, 'ratio', $why) for @cases;
+		return;
+	};
 	for my $cfg (qw(psw_sampling pg_wait_sampling))
 	{
 		if (my $why = unavailable($cfg))
 		{
-			metric('sampler_same', $cfg, "idle backends=$k", undef, 'pct_core', $why);
-			return;
+			return $fail->($why);
 		}
 	}
-	note("sampler against collector, $k idle backends each, the same $SAME_NW windows of $SAME_W s");
+	note("sampler against collector, $k idle backends each, $SAME_NW windows of $SAME_W s per case");
 	my %node;
 	my %pid;
 	for my $cfg (qw(psw_sampling pg_wait_sampling))
@@ -222,7 +234,8 @@ sub same_window
 		$pid{$cfg} = sampler_pid($node{$cfg}, $cfg);
 		ok($pid{$cfg} ne '', "same windows: $cfg sampling process found ($pid{$cfg})");
 	}
-	my %cpu = (psw_sampling => 0, pg_wait_sampling => 0);
+	my $psw = $node{psw_sampling};
+	$psw->safe_psql('postgres', 'CREATE EXTENSION pg_stat_waits_test');
 	my $why = '';
 	my @held;
 	if (grep { $_ eq '' } values %pid)
@@ -249,39 +262,158 @@ sub same_window
 		$_->busy($WARM) for @held;
 		sleep $SETTLE;
 		my ($pa, $pb) = ($pid{psw_sampling}, $pid{pg_wait_sampling});
-		for my $i (1 .. $SAME_NW)
+		for my $c (@cases)
 		{
-			my ($a0, $b0, $t0) = (proc_cpu_ns($pa), proc_cpu_ns($pb), now_ns());
-			sleep $SAME_W;
-			my ($a1, $b1, $t1) = (proc_cpu_ns($pa), proc_cpu_ns($pb), now_ns());
-			metric('sampler_same_raw', 'psw_sampling', "idle backends=$k window=$i", ($a1 - $a0) . ' ' . ($t1 - $t0), 'cpu_ns wall_ns');
-			metric('sampler_same_raw', 'pg_wait_sampling', "idle backends=$k window=$i", ($b1 - $b0) . ' ' . ($t1 - $t0), 'cpu_ns wall_ns');
-			$cpu{psw_sampling} += $a1 - $a0;
-			$cpu{pg_wait_sampling} += $b1 - $b0;
-			$cpu{wall} += $t1 - $t0;
+			my ($timing, $memo) = @$c;
+			$psw->safe_psql('postgres', "ALTER SYSTEM SET pg_stat_waits.timing = $timing; SELECT pg_reload_conf();"
+				  . "SELECT pg_stat_waits_idle_memo('$memo')");
+			sleep 1;
+			my $name = $case_name->($c);
+			my @ratios;
+			for my $i (1 .. $SAME_NW)
+			{
+				my ($a0, $b0, $t0) = (proc_cpu_ns($pa), proc_cpu_ns($pb), now_ns());
+				sleep $SAME_W;
+				my ($a1, $b1, $t1) = (proc_cpu_ns($pa), proc_cpu_ns($pb), now_ns());
+				metric('sampler_same_raw', 'both', "idle backends=$k $name window=$i",
+					($a1 - $a0) . ' ' . ($b1 - $b0) . ' ' . ($t1 - $t0), 'psw_cpu_ns pgws_cpu_ns wall_ns');
+				my $pct = sprintf('%.4f', 100 * ($a1 - $a0) / ($t1 - $t0));
+				metric('sampler_same_window', 'psw_sampling', "idle backends=$k $name window=$i", $pct, 'pct_core');
+				metric('sampler_same_window', 'pg_wait_sampling', "idle backends=$k $name window=$i",
+					sprintf('%.4f', 100 * ($b1 - $b0) / ($t1 - $t0)), 'pct_core');
+				push @ratios, ($a1 - $a0) / ($b1 - $b0) if $b1 > $b0;
+			}
+			my $ratio = @ratios == $SAME_NW ? sprintf('%.3f', median(@ratios)) : undef;
+			metric('sampler_same', 'psw_sampling', "ratio idle backends=$k $name", $ratio, 'ratio',
+				"median of $SAME_NW windows of $SAME_W s: " . join(' ', map { sprintf('%.3f', $_) } @ratios));
+			ok(defined $ratio && $ratio > 0, "same windows, $name: ratio pg_stat_waits / pg_wait_sampling (" . ($ratio // 'NA') . ')');
 		}
+		$psw->safe_psql('postgres', 'ALTER SYSTEM RESET pg_stat_waits.timing; SELECT pg_reload_conf()');
 	}
 	$_->quit for reverse @held;
 	$_->stop for values %node;
-	if ($why ne '')
-	{
-		metric('sampler_same', $_, "idle backends=$k", undef, 'pct_core', $why) for qw(psw_sampling pg_wait_sampling);
-		return;
-	}
-	my $windows = "$SAME_NW windows of $SAME_W s";
-	for my $cfg (qw(psw_sampling pg_wait_sampling))
-	{
-		my $pct = sprintf('%.4f', 100 * $cpu{$cfg} / $cpu{wall});
-		metric('sampler_same', $cfg, "idle backends=$k", $pct, 'pct_core', $windows);
-		ok($pct > 0 && $pct < 100, "same windows: $cfg CPU measured ($pct % of a core)");
-	}
-	my $ratio = $cpu{pg_wait_sampling} > 0 ? sprintf('%.3f', $cpu{psw_sampling} / $cpu{pg_wait_sampling}) : undef;
-	metric('sampler_same', 'psw_sampling', "ratio idle backends=$k", $ratio, 'ratio', "pg_stat_waits / pg_wait_sampling, $windows");
-	ok(defined $ratio && $ratio > 0, 'same windows: ratio pg_stat_waits / pg_wait_sampling finite (' . ($ratio // 'NA') . ')');
+	$fail->($why) if $why ne '';
 	return;
 }
 
 same_window();
+
+# ----------------------------------------------- instructions per tick (issue 72)
+
+# The sampler's instructions per tick, counted by callgrind: a postmaster
+# under callgrind (which follows its forks, so every backend runs under it
+# too: about 30 MB each, which rules out 1,000 of them), with K1 and then K2
+# idle backends. Per case (timing off or on, the idle memo on or off) two
+# samplers' lives, of 1 s and 1 + W s (pg_terminate_backend ends one, the
+# postmaster starts the next, which writes its profile as it exits): the
+# difference of their counts over the difference of their ticks (the calls
+# of idle_memo_tick_end(), once per tick in a test build) leaves start-up
+# and exit out. (callgrind_control cannot reach a forked child: vgdb lists
+# the postmaster only.) A tick is linear in the idle backends (the same
+# max_connections, so the same PGPROCs to scan): the figure at 1,000 is the
+# line through K1 and K2.
+my ($CG_K1, $CG_K2) = @{ bench_size(full => [ 10, 40 ], quick => [ 10, 40 ], smoke => [ 2, 4 ]) };
+my $CG_W = bench_size(full => 14, quick => 10, smoke => 3);
+my $CG_AT = bench_size(full => 1000, quick => 1000, smoke => 12);
+
+sub callgrind_per_tick
+{
+	my @cases = map { my $t = $_; map { [ $t, $_ ] } qw(on off) } qw(off on);
+	my $case_name = sub { "timing $_[0][0], memo $_[0][1]" };
+	my $fail = sub {
+		metric('sampler_cg', 'psw_sampling', 'instr_per_tick ' . $case_name->($_), undef, 'instr', $_[0]) for @cases;
+		return;
+	};
+	return $fail->('valgrind is not installed') if system('sh', '-c', 'command -v valgrind >/dev/null') != 0;
+	return $fail->(feature_why('psw_sampler')) unless feature('psw_sampler');
+	my $datadir = cg_initdb('cg_sampler');
+	my $dir = cg_dir() . '/sampler';
+	my ($port, $pm) = cg_sampler_start($datadir, $dir, '-c', 'max_connections=' . ($CG_AT + 10));
+	my @psql = (cg_bin('psql'), '-XAtq', '-h', $dir, '-p', $port, '-U', 'postgres', '-d', 'postgres');
+	my $sql = sub { my $out = ''; IPC::Run::run([ @psql, '-c', $_[0] ], '>', \$out, '2>', \$out); chomp $out; return $out; };
+	$sql->('CREATE EXTENSION pg_stat_waits; CREATE EXTENSION pg_stat_waits_test');
+	my $spid = $sql->('SELECT sampler_pid FROM pg_stat_waits_status');
+	ok($spid =~ /^\d+$/, "callgrind: the sampler runs ($spid)");
+	my $ep = PswBench::Endpoint->new(host => $dir, port => $port);
+	# life(SECONDS): ends the sampler running now, lets the next one run for
+	# SECONDS and ends it; (instructions, ticks) of the parts of its profile
+	# (dumped every $CG_BB basic blocks) in which it neither started nor
+	# ended: its steady ticks only.
+	my $life = sub {
+		my ($secs) = @_;
+		my $old = $sql->('SELECT sampler_pid FROM pg_stat_waits_status');
+		$sql->("SELECT pg_terminate_backend($old)") if $old =~ /^\d+$/;
+		my $new = '';
+		for (1 .. 150)
+		{
+			$new = $sql->('SELECT sampler_pid FROM pg_stat_waits_status');
+			last if $new =~ /^\d+$/ && $new ne $old;
+			sleep 0.2;
+		}
+		if ($new !~ /^\d+$/ || $new eq $old)
+		{
+			note("callgrind: no new sampler after $old ($new)");
+			return ();
+		}
+		sleep $secs;
+		$sql->("SELECT pg_terminate_backend($new)");
+		for (1 .. 150)
+		{
+			last if !kill(0, $new) && -s "$dir/cg.$new";
+			sleep 0.2;
+		}
+		my ($ir, $ticks, $parts) = (0, 0, 0);
+		for my $f (glob "$dir/cg.$new.* $dir/cg.$new")
+		{
+			my ($i, $t, $edge) = cg_dump_ticks($f);
+			next if $edge || !$i || !$t;
+			($ir, $ticks, $parts) = ($ir + $i, $ticks + $t, $parts + 1);
+		}
+		note("callgrind: sampler $new, $secs s: $parts steady parts, $ir instructions, $ticks ticks");
+		return $parts ? ($ir, $ticks) : ();
+	};
+	my %fig;
+	my @held;
+	for my $k ($CG_K1, $CG_K2)
+	{
+		last unless $spid =~ /^\d+$/;
+		local $ENV{PGUSER} = 'postgres';    # cg_initdb's superuser
+		my $h = PswBench::Holder->start($ep, $k - (@held ? $CG_K1 : 0));
+		push @held, $h;
+		ok($h->ready, "callgrind: holder connects up to $k backends (" . $h->line . ')');
+		last unless $h->ready;
+		for my $c (@cases)
+		{
+			my ($timing, $memo) = @$c;
+			$sql->("ALTER SYSTEM SET pg_stat_waits.timing = $timing; SELECT pg_reload_conf(); SELECT pg_stat_waits_idle_memo('$memo')");
+			my ($ir, $ticks) = $life->($CG_W);
+			my $per = $ir && $ticks ? $ir / $ticks : undef;
+			metric('sampler_cg_raw', 'psw_sampling', "idle backends=$k " . $case_name->($c), ($ir // 'NA') . ' ' . ($ticks // 'NA'), 'instr ticks');
+			$fig{$k}{ $case_name->($c) } = $per;
+		}
+	}
+	$_->quit for reverse @held;
+	system(cg_bin('pg_ctl'), '-D', $datadir, '-m', 'fast', '-w', '-t', '300', 'stop', '-s');
+	waitpid($pm, 0);
+	for my $c (@cases)
+	{
+		my $name = $case_name->($c);
+		my ($y1, $y2) = ($fig{$CG_K1}{$name}, $fig{$CG_K2}{$name});
+		if (!defined $y1 || !defined $y2)
+		{
+			metric('sampler_cg', 'psw_sampling', "instr_per_tick $name", undef, 'instr', 'not measured: see the raw figures');
+			next;
+		}
+		my $b = ($y2 - $y1) / ($CG_K2 - $CG_K1);
+		my $at = sprintf('%.0f', $y1 + $b * ($CG_AT - $CG_K1));
+		metric('sampler_cg', 'psw_sampling', "instr_per_tick $name", $at, 'instr',
+			sprintf('%.0f at %d, %.0f at %d idle backends: %.1f per backend', $y1, $CG_K1, $y2, $CG_K2, $b));
+		ok($at > 0, "callgrind, $name: $at instructions per tick at $CG_AT idle backends");
+	}
+	return;
+}
+
+callgrind_per_tick();
 
 # ------------------------------------------------------------------ report
 
@@ -317,22 +449,32 @@ for my $k (@KS)
 }
 md($CHUNK, "\npg_stat_waits: " . feature_why('psw_sampler') . ".\n") unless feature('psw_sampler');
 
-my $sa = metric_get('sampler_same', 'psw_sampling', "idle backends=$SAME_K");
-my $sb = metric_get('sampler_same', 'pg_wait_sampling', "idle backends=$SAME_K");
-md($CHUNK, "\nOver the same windows (issue 56's comparison): two clusters running at once, one per tool, each with $SAME_K\n",
-	"idle connections; both processes' CPU time read at the same instants, summed over the windows\n",
-	'(' . note_of('sampler_same', 'psw_sampling', "ratio idle backends=$SAME_K") . "). Target: at most 0.9× the collector.\n\n",
-	"| backends | state | pg_stat_waits sampler | pg_wait_sampling collector | ratio |\n|---:|---|---:|---:|---:|\n");
-if (defined $sa && defined $sb)
+my @CASES = map { my $t = $_; map { "timing $t, memo $_" } qw(on off) } qw(off on);
+md($CHUNK, "\nOver the same windows: two clusters running at once, one per tool, each with $SAME_K idle\n",
+	"connections; both processes' CPU time read at the same instants, $SAME_NW windows of $SAME_W s per case, the\n",
+	"figure the median of the windows' ratios. pg_stat_waits runs with exact timing off or on (with timing on,\n",
+	"the sampler's own latch wait goes through the timing wrappers) and its idle memo on (the product) or\n",
+	"off (switched through the test module, the sampler as it was before the memo). Target: at most 0.75×\n",
+	"the collector with the memo on.\n\n",
+	"| case | pg_stat_waits / pg_wait_sampling (median) | windows |\n|---|---:|---|\n");
+for my $c (@CASES)
 {
-	md($CHUNK, "| $SAME_K | idle | " . fmt($sa, 3) . ' % | ' . fmt($sb, 3) . ' % | '
-		  . fmt(metric_get('sampler_same', 'psw_sampling', "ratio idle backends=$SAME_K"), 3) . "× |\n");
+	my $r = metric_get('sampler_same', 'psw_sampling', "ratio idle backends=$SAME_K $c");
+	md($CHUNK, "| $c | " . (defined $r ? fmt($r, 3) . '×' : 'not available') . ' | '
+		  . note_of('sampler_same', 'psw_sampling', "ratio idle backends=$SAME_K $c") . " |\n");
 }
-else
+md($CHUNK, "\nInstructions per sampler tick at $CG_AT idle backends (callgrind, the line through $CG_K1 and $CG_K2 idle\n",
+	"backends under a postmaster that runs under callgrind; the memo switched in the same run). Target: memo\n",
+	"on at most 0.6× memo off.\n\n",
+	"| timing | memo off | memo on | on / off | per backend (off; on) |\n|---|---:|---:|---:|---|\n");
+for my $t (qw(off on))
 {
-	my $why = note_of('sampler_same', 'psw_sampling', "idle backends=$SAME_K")
-	  || note_of('sampler_same', 'pg_wait_sampling', "idle backends=$SAME_K");
-	md($CHUNK, "| $SAME_K | idle | not available | not available | $why |\n");
+	my ($off, $on) = map { metric_get('sampler_cg', 'psw_sampling', "instr_per_tick timing $t, memo $_") } qw(off on);
+	my $r = defined $off && defined $on && $off > 0 ? sprintf('%.3f', $on / $off) : undef;
+	metric('sampler_cg', 'psw_sampling', "instr_per_tick ratio timing $t", $r, 'ratio', 'memo on / memo off');
+	md($CHUNK, "| $t | " . join(' | ', map { defined $_ ? fmt($_, 0) : 'not available' } $off, $on) . ' | '
+		  . (defined $r ? "$r×" : '—') . ' | '
+		  . join('; ', map { note_of('sampler_cg', 'psw_sampling', "instr_per_tick timing $t, memo $_") } qw(off on)) . " |\n");
 }
 for my $k (@KS)
 {

@@ -55,7 +55,11 @@ static void sampling_init(void *ptr, bool found) {
     sampling->profile_offset = sampling->history_offset + history_size();
     sampling->buckets_offset = sampling->profile_offset + profile_size();
     sampling->blockers_offset = sampling->buckets_offset + buckets_size();
-    sampling->history_complete_since = GetCurrentTimestamp();
+    // The same reading as stats_reset, where the minute buckets' samples
+    // start (the core part is initialized first): a clock reading of its
+    // own, microseconds later, made use_history() think the ring had lost
+    // samples the buckets held, once the first minute closed.
+    sampling->history_complete_since = shared->stats_reset;
     history_ring().init(static_cast<uint64>(guc_history_size));
     profile_table().init(static_cast<uint64>(guc_profile_max));
     minute_buckets().init(MinuteBuckets::kDefaultBuckets);
@@ -201,76 +205,6 @@ static uint32 encode_wait(const ProcSample &s) {
     return 0;  // CPU
 }
 
-// Fast path for the common case of many idle client connections: a process
-// whose own slot says idle while it waits in ClientRead is skipped after
-// three loads (pid, wait event, slot state) instead of a full read_proc.
-// Anything else (stale slot, parallel worker, torn read) takes the full path,
-// which applies the same rule (is_idle_sample) with every field.
-static int32 *known_idle_pid = nullptr;  // per procno: a client seen idle before its first statement
-
-static bool quick_idle(uint32 procno) {
-    const volatile PGPROC *proc = &ProcGlobal->allProcs[procno];
-    int32 pid = proc->pid;
-    if (pid == 0) return true;  // no process: nothing to sample
-    if (proc->wait_event_info != WAIT_EVENT_CLIENT_READ) return false;
-    const SeqLocked<SlotData> &pub = shared->slots[procno].pub;
-    bool even;
-    uint32 before = pub.seq.read_begin(&even);
-    if (!even) return false;
-    const volatile SlotData *d = &pub.data;
-    int32 slot_pid = d->pid;
-    uint8_t state = d->state;
-    uint8_t source = d->source;
-    if (!pub.seq.validate(before)) return false;
-    // A client backend in the default mode: PostgreSQL's entry says it.
-    if (slot_pid == pid && source == kSourceServer) return server_reports_idle(procno, pid);
-    if (slot_pid == pid) return state == kStateIdle;
-    // A client that has run no statement yet has not written its slot (its
-    // first statement will). Once its type is checked, remember its pid so
-    // later ticks skip it on the three loads above.
-    if (known_idle_pid[procno] == pid) return true;
-    if (backend_status_array == nullptr) return false;
-    int i = compat_backend_status_index(procno, proc);
-    if (i < 0 || i >= backend_status_slots) return false;  // client backends always have a direct index
-    const volatile PgBackendStatus *e = &backend_status_array[i];
-    bool idle_client = e->st_procpid == pid && e->st_backendType == B_BACKEND && proc->lockGroupLeader == nullptr;
-    if (idle_client) known_idle_pid[procno] = pid;
-    return idle_client;
-}
-
-// The PGPROC array is far larger than the caches at 1000 connections, and a
-// full read touches five lines per process: the PGPROC's ids, its wait
-// event, its lock group leader, pg_stat_waits' slot and PostgreSQL's backend
-// status entry (its state line too, for a client backend in the default
-// mode). Ask for them ahead so that their misses overlap: PGPROC and
-// slot lines kFar processes ahead; the status entry, whose address needs the
-// (by then cached) backend id on 15/16, kNear ahead.
-static constexpr uint32 kPrefetchFar = 16;
-static constexpr uint32 kPrefetchNear = 8;
-
-// always_inline: out of line, GCC finds the function free of side effects
-// (a prefetch is only a hint) and deletes the call as dead code.
-__attribute__((always_inline)) static inline void prefetch_proc(uint32 procno, uint32 nprocs) {
-    uint32 far = procno + kPrefetchFar;
-    if (far < nprocs) {
-        const PGPROC *p = &ProcGlobal->allProcs[far];
-        __builtin_prefetch(&p->pid);
-        __builtin_prefetch(&p->wait_event_info);
-        __builtin_prefetch(&p->lockGroupLeader);
-        __builtin_prefetch(&shared->slots[far]);
-    }
-    uint32 near = procno + kPrefetchNear;
-    if (near < nprocs && backend_status_array != nullptr) {
-        int i = compat_backend_status_index(near, &ProcGlobal->allProcs[near]);
-        if (i >= 0 && i < backend_status_slots) {
-            __builtin_prefetch(&backend_status_array[i].st_procpid);
-            // A client backend in the default mode: quick_idle() asks its
-            // status entry's st_state, a few lines further on.
-            __builtin_prefetch(&backend_status_array[i].st_state);
-        }
-    }
-}
-
 TickCounter tick_counter = nullptr;
 
 // Per-tick scratch, allocated once for the largest possible process count.
@@ -285,12 +219,14 @@ static void take_sample() {
     uint32 nprocs = proc_count();
     uint32 n = 0;
     bool sample_idle = guc_sample_idle;
-    for (uint32 procno = 0; procno < nprocs && n < tick_capacity; procno++) {
-        prefetch_proc(procno, nprocs);
+    const bool use_memo = !sample_idle && idle_memo_enabled();
+    // The processes that can be skipped as idle are passed over inside
+    // idle_scan(), without a call per process (idle_memo.cpp).
+    for (uint32 procno = idle_scan(0, nprocs, sample_idle, use_memo); procno < nprocs && n < tick_capacity;
+         procno = idle_scan(procno + 1, nprocs, sample_idle, use_memo)) {
         // A process whose statement has samples without an id yet is read
         // in full: idle, it may show that statement's id now.
         const bool watching = late_ids_watching(procno);
-        if (!sample_idle && !watching && quick_idle(procno)) continue;
         ProcSample s;
         if (!read_proc(procno, &s)) {
             if (watching) late_ids_observe(procno, nullptr, now);
@@ -365,6 +301,7 @@ static void take_sample() {
     shared->history_used = static_cast<int64>(ring.used());
     sampling->profile_seq.write_end();
     LWLockRelease(shared->lock);
+    idle_memo_tick_end();
     if (!buckets_ok) elog(LOG, "pg_stat_waits sampler: out of memory while closing a minute bucket");
     for (uint32 i = 0; i < n; i++)
         if (late_ids_candidate(tick_samples[i])) late_ids_note(tick_procnos[i], tick_samples[i], first_pos + i, minute);
@@ -434,8 +371,6 @@ void pg_stat_waits_sampler_main(Datum arg) {
     psw::tick_capacity = psw::shared->num_slots;
     psw::tick_samples = static_cast<psw::HistorySample *>(
         MemoryContextAllocZero(TopMemoryContext, sizeof(psw::HistorySample) * psw::tick_capacity));
-    psw::known_idle_pid = static_cast<int32 *>(
-        MemoryContextAllocZero(TopMemoryContext, sizeof(int32) * psw::tick_capacity));
     psw::tick_profile_keys = static_cast<psw::ProfileKey *>(
         MemoryContextAllocZero(TopMemoryContext, sizeof(psw::ProfileKey) * psw::tick_capacity));
     psw::tick_keys = static_cast<psw::MinuteKey *>(
@@ -444,6 +379,7 @@ void pg_stat_waits_sampler_main(Datum arg) {
         MemoryContextAllocZero(TopMemoryContext, sizeof(uint32) * psw::tick_capacity));
     psw::blockers_init(psw::tick_capacity);
     psw::late_ids_init(psw::tick_capacity);
+    psw::idle_skip_init(psw::tick_capacity);
     psw::request_short_slice();
     psw::sampler_wait_event = psw::compat_register_wait_event("PgStatWaitsSampler");
     // The sampler's own waits are its schedule, not work: they stay out of

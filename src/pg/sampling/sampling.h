@@ -83,6 +83,11 @@ struct SamplingShared {
     int64 blocker_lookups;
     int64 blocker_lookup_ns;  // wall time of the lookups, waiting for the partition LWLock included
     int64 blocker_hold_ns;    // time the partition LWLock was held
+    // The sampler's idle memo (idle_memo.cpp), switched off by the test
+    // module to compare; processes it skipped in its last tick and since start.
+    uint32 idle_memo_off;
+    int64 idle_memo_skips_last;
+    int64 idle_memo_skips;
 #endif
 };
 
@@ -162,6 +167,23 @@ struct ProcSample;
 void late_ids_observe(uint32 procno, const ProcSample *s, TimestampTz now);
 void late_ids_note(uint32 procno, const HistorySample &h, uint64 pos, int64 minute);
 void late_ids_apply(SampleRing<HistorySample> &ring, FixedHashTable<ProfileKey> &profile, MinuteBuckets buckets);
+
+// Processes a tick may skip as idle (idle_memo.cpp): idle_scan() returns
+// the first PGPROC number from `from` on that the tick must read in full
+// (nprocs when none), having skipped the idle ones before it and prefetched
+// what the tick reads of the ones after. Nothing is skipped with
+// sample_idle on, nor a process the late-id watch follows (asked first);
+// use_memo: idle_memo_enabled(). Scratch memory is allocated once by
+// idle_skip_init().
+void idle_skip_init(uint32 capacity);
+uint32 idle_scan(uint32 from, uint32 nprocs, bool sample_idle, bool use_memo);
+#ifdef PSW_TEST_HOOKS
+inline bool idle_memo_enabled() { return __atomic_load_n(&sampling->idle_memo_off, __ATOMIC_RELAXED) == 0; }
+void idle_memo_tick_end();  // publishes the tick's counts for the test module
+#else
+inline bool idle_memo_enabled() { return true; }
+inline void idle_memo_tick_end() {}
+#endif
 
 // The period, in ms, samples stand for: the sampler's last period (the GUC
 // may be 0 now, idling the sampler, while the samples were taken at 10 ms).

@@ -1,7 +1,8 @@
 // The test module's entry points (test/modules/pg_stat_waits_test, which
 // finds them with load_external_function and checks privileges and
 // arguments): fault injection, the blocker lookups' switch and counters,
-// a backend's blocked_by record, and the wrappers' benchmark.
+// the idle memo's switch and counters, a process's PGPROC number, a
+// backend's blocked_by record, and the wrappers' benchmark.
 //
 // Compiled only into a test build (make PSW_TEST_HOOKS=1, as ./run test and
 // ./run bench build): the release library exports none of them, and the
@@ -49,6 +50,33 @@ PSW_EXPORT void pg_stat_waits_test_blocker_stats(int64 *lookups, int64 *ns, int6
     *lookups = __atomic_load_n(&psw::sampling->blocker_lookups, __ATOMIC_RELAXED);
     *ns = __atomic_load_n(&psw::sampling->blocker_lookup_ns, __ATOMIC_RELAXED);
     *hold_ns = __atomic_load_n(&psw::sampling->blocker_hold_ns, __ATOMIC_RELAXED);
+}
+
+// ---- the sampler's idle memo ------------------------------------------------------
+
+// Switches the sampler's idle memo off (on = 0) or on, so that one run can
+// compare with and without it; returns the previous setting.
+PSW_EXPORT int32 pg_stat_waits_test_idle_memo(int32 on) {
+    psw::require_preloaded();
+    uint32 old = __atomic_exchange_n(&psw::sampling->idle_memo_off, on ? 0u : 1u, __ATOMIC_ACQ_REL);
+    return old == 0 ? 1 : 0;
+}
+
+// Processes the memo let the sampler skip in its last tick, and since start.
+PSW_EXPORT void pg_stat_waits_test_idle_memo_stats(int64 *last_tick, int64 *total) {
+    psw::require_preloaded();
+    *last_tick = __atomic_load_n(&psw::sampling->idle_memo_skips_last, __ATOMIC_RELAXED);
+    *total = __atomic_load_n(&psw::sampling->idle_memo_skips, __ATOMIC_RELAXED);
+}
+
+// The PGPROC number of live process pid, -1 when none: tests find out
+// whether a new backend took the PGPROC a gone one left.
+PSW_EXPORT int32 pg_stat_waits_test_procno_of(int32 pid) {
+    psw::require_preloaded();
+    uint32 nprocs = psw::proc_count();
+    for (uint32 procno = 0; procno < nprocs; procno++)
+        if (pid != 0 && ProcGlobal->allProcs[procno].pid == pid) return static_cast<int32>(procno);
+    return -1;
 }
 
 // The blocked_by record in the slot of pid (the blocked statement's

@@ -47,3 +47,26 @@ CREATE FUNCTION pg_stat_waits_blocked_by(pid int, OUT query_start timestamptz, O
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'pg_stat_waits_blocked_by';
 REVOKE ALL ON FUNCTION pg_stat_waits_blocked_by(int) FROM PUBLIC;
+
+-- The sampler's idle memo (the bench compares on and off; tests check what
+-- it skips): switch it (returns the previous setting), and read how many
+-- processes it let the sampler skip in its last tick and since start.
+CREATE FUNCTION pg_stat_waits_idle_memo(on_ bool) RETURNS bool
+    LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_idle_memo';
+REVOKE ALL ON FUNCTION pg_stat_waits_idle_memo(bool) FROM PUBLIC;
+
+CREATE FUNCTION pg_stat_waits_idle_memo_stats(OUT last_tick bigint, OUT total bigint)
+    LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_idle_memo_stats';
+REVOKE ALL ON FUNCTION pg_stat_waits_idle_memo_stats() FROM PUBLIC;
+
+-- The PGPROC number of live process pid (NULL: none): whether a new backend
+-- took the PGPROC a gone one left.
+CREATE FUNCTION pg_stat_waits_procno(pid int) RETURNS int
+    LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pg_stat_waits_procno';
+REVOKE ALL ON FUNCTION pg_stat_waits_procno(int) FROM PUBLIC;

@@ -23,6 +23,9 @@ typedef double (*bench_wrapper_fn) (int mode, int64 n);
 typedef int32 (*blocker_lookup_fn) (int32 on);
 typedef void (*blocker_stats_fn) (int64 *lookups, int64 *ns, int64 *hold_ns);
 typedef int32 (*blocked_by_fn) (int32 pid, int64 *query_start, int64 *seen_at, int32 *pids, int32 max);
+typedef int32 (*idle_memo_fn) (int32 on);
+typedef void (*idle_memo_stats_fn) (int64 *last_tick, int64 *total);
+typedef int32 (*procno_of_fn) (int32 pid);
 
 static void *
 product_symbol(const char *name)
@@ -168,4 +171,54 @@ pg_stat_waits_blocked_by(PG_FUNCTION_ARGS)
 	nulls[1] = seen_at == 0;
 	values[2] = PointerGetDatum(construct_array(elems, n, INT4OID, 4, true, TYPALIGN_INT));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/* Switches the sampler's idle memo on or off; returns the previous setting. */
+PG_FUNCTION_INFO_V1(pg_stat_waits_idle_memo);
+Datum
+pg_stat_waits_idle_memo(PG_FUNCTION_ARGS)
+{
+	idle_memo_fn set;
+
+	require_superuser("pg_stat_waits_idle_memo");
+	set = (idle_memo_fn) product_symbol("pg_stat_waits_test_idle_memo");
+	PG_RETURN_BOOL(set(PG_GETARG_BOOL(0) ? 1 : 0) != 0);
+}
+
+/* Processes the idle memo let the sampler skip in its last tick and since start. */
+PG_FUNCTION_INFO_V1(pg_stat_waits_idle_memo_stats);
+Datum
+pg_stat_waits_idle_memo_stats(PG_FUNCTION_ARGS)
+{
+	idle_memo_stats_fn get;
+	int64		last_tick = 0;
+	int64		total = 0;
+	TupleDesc	tupdesc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	require_superuser("pg_stat_waits_idle_memo_stats");
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	get = (idle_memo_stats_fn) product_symbol("pg_stat_waits_test_idle_memo_stats");
+	get(&last_tick, &total);
+	values[0] = Int64GetDatum(last_tick);
+	values[1] = Int64GetDatum(total);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/* The PGPROC number of live process pid; NULL when there is none. */
+PG_FUNCTION_INFO_V1(pg_stat_waits_procno);
+Datum
+pg_stat_waits_procno(PG_FUNCTION_ARGS)
+{
+	procno_of_fn get;
+	int32		procno;
+
+	require_superuser("pg_stat_waits_procno");
+	get = (procno_of_fn) product_symbol("pg_stat_waits_test_procno_of");
+	procno = get(PG_GETARG_INT32(0));
+	if (procno < 0)
+		PG_RETURN_NULL();
+	PG_RETURN_INT32(procno);
 }
