@@ -182,11 +182,16 @@ is($node->safe_psql('postgres', 'SELECT count(*) > 0 FROM pg_wait_sampling_histo
 	't', 'every role reads the views');
 
 # pg_stat_waits_reset() after a drop-in reset: the drop-in's profile counts
-# from the later of the two.
+# from the later of the two. Compared on the sleep, which is over when the
+# two are read: the reading session itself is sampled (CPU) while it reads,
+# and a tick between the two reads of one statement made them differ.
 $node->safe_psql('postgres', 'SELECT pg_stat_waits_reset(); SELECT pg_sleep(0.2)');
-is($node->safe_psql('postgres', 'SELECT (SELECT coalesce(sum(count), 0) FROM pg_wait_sampling_profile) = '
-	  . '(SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile)'), 't',
-	'after pg_stat_waits_reset(), the drop-in\'s profile equals the native one (an older baseline is not used)');
+my ($ws_sleep, $psw_sleep) = split /\|/, $node->safe_psql('postgres',
+	"SELECT (SELECT coalesce(sum(count), 0) FROM pg_wait_sampling_profile WHERE event = 'PgSleep'), "
+	  . "(SELECT coalesce(sum(samples), 0) FROM pg_stat_waits_profile WHERE wait_event = 'PgSleep')");
+ok($psw_sleep > 0 && $ws_sleep == $psw_sleep,
+	"after pg_stat_waits_reset(), the drop-in's profile equals the native one (an older baseline is not used): "
+	  . "PgSleep $ws_sleep and $psw_sleep samples");
 
 # Readers and resets at once: never an error, never more than the native profile.
 my $script = PostgreSQL::Test::Utils::tempdir() . '/race.sql';
