@@ -324,7 +324,7 @@ sub callgrind_per_tick
 		metric('sampler_cg', 'psw_sampling', 'instr_per_tick ' . $case_name->($_), undef, 'instr', $_[0]) for @cases;
 		return;
 	};
-	return $fail->('valgrind is not installed') if system('sh', '-c', 'command -v valgrind >/dev/null') != 0;
+	return $fail->(cg_unusable()) if defined cg_unusable();
 	return $fail->(feature_why('psw_sampler')) unless feature('psw_sampler');
 	my $datadir = cg_initdb('cg_sampler');
 	my $dir = cg_dir() . '/sampler';

@@ -24,7 +24,7 @@ use PswBench::CallgrindProfile;
 use Test::More;
 
 our @EXPORT = qw(
-  cg_require cg_dir cg_initdb cg_input cg_pg_major cg_n_single cg_n_socket cg_wrapper_calls
+  cg_require cg_unusable cg_dir cg_initdb cg_input cg_pg_major cg_n_single cg_n_socket cg_wrapper_calls
   cg_single_slope cg_wrapper cg_postmaster_start cg_postmaster_stop
   cg_measure_configs cg_client_slope cg_objects cg_new_profiles cg_chunk_reset
   cg_bin cg_children cg_quiesce);
@@ -69,10 +69,37 @@ sub cg_pg_major
 # cg_require(): skips the file (and says so in the report) without valgrind.
 sub cg_require
 {
-	return if system('sh', '-c', 'command -v valgrind >/dev/null') == 0;
+	my $why = cg_unusable() // return;
 	cg_chunk_reset();
-	md('10_callgrind', "## 1. Per-statement instructions\n\nnot available: valgrind is not installed\n\n");
-	plan skip_all => 'valgrind is not installed';
+	md('10_callgrind', "## 1. Per-statement instructions\n\nnot available: $why\n\n");
+	plan skip_all => $why;
+}
+
+# cg_unusable(): why valgrind cannot count this server here, or undef. Not
+# installed; or it cannot run the server at all: on some CPUs PostgreSQL 19
+# calibrates its TSC with RDTSCP at start (CPUID reports it, valgrind passes
+# the bit on) and valgrind, which does not emulate RDTSCP, stops it with
+# SIGILL before anything of ours runs. Probed once, with a data directory
+# that does not exist (the server stops right after that start-up).
+my $UNUSABLE;
+
+sub cg_unusable
+{
+	return $UNUSABLE if defined $UNUSABLE;
+	if (system('sh', '-c', 'command -v valgrind >/dev/null') != 0)
+	{
+		$UNUSABLE = 'valgrind is not installed';
+	}
+	else
+	{
+		my $err = '';
+		IPC::Run::run([ 'valgrind', '--tool=none', cg_bin('postgres'), '--single', '-D', cg_dir() . '/no-such-dir' ],
+			'<', \'', '>', \my $out, '2>', \$err);
+		$UNUSABLE = $err =~ /signal 4 \(SIGILL\)\n==\d+==\s+Illegal opcode at address \S+\n==\d+==\s+at \S+: (\S+)/
+		  ? "valgrind cannot run this PostgreSQL on this CPU (SIGILL in its own $1 at start-up)"
+		  : '';
+	}
+	return $UNUSABLE eq '' ? undef : $UNUSABLE;
 }
 
 # cg_chunk_reset(): empties the section's chunk before it is written anew
