@@ -14,7 +14,10 @@ use PswTest;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-my $node = psw_node('idle_memo', extensions => 1);
+# Few connections: from 17 on a gone backend's PGPROC goes to the tail of
+# the free list, and the reused-PGPROC check below connects until one takes
+# it.
+my $node = psw_node('idle_memo', extensions => 1, conf => ['max_connections = 14']);
 my $admin = psw_session($node, 'CREATE EXTENSION pg_stat_waits_test');
 ok(wait_until(sub { sql($admin, 'SELECT sampler_pid IS NOT NULL FROM pg_stat_waits_status') eq 't' }),
 	'a sampler is running');
