@@ -100,6 +100,9 @@ static void save_profile(StatFileWriter &out) {
     out.section("profile", kProfileVersion, buf.data(), buf.size());
 }
 
+// Whether the profile section, which carries stats_reset, loaded.
+static bool stats_reset_loaded = false;
+
 static const char *load_profile(const char *data, size_t len) {
     SavedProfileHeader h;
     if (len < sizeof(h)) return "shorter than its header";
@@ -131,6 +134,7 @@ static const char *load_profile(const char *data, size_t len) {
         if (!table.add(e.key, e.count)) dropped += static_cast<int64>(e.count);
     }
     shared->stats_reset = h.stats_reset;
+    stats_reset_loaded = true;
     shared->samples_taken = h.samples_taken;
     shared->profile_dropped = h.profile_dropped + dropped;
     shared->profile_entries = static_cast<int64>(table.used());
@@ -161,9 +165,19 @@ static const char *load_buckets(const char *data, size_t len) {
     // not be); nothing reads it before the load ends.
     memcpy(const_cast<void *>(b.region()), data, len);
     const char *why = nullptr;
-    if (b.check(GetCurrentTimestamp() / USECS_PER_MINUTE, sampled_wait_ok, &why)) return nullptr;
-    b.init(nbuckets);
-    return why;
+    if (!b.check(GetCurrentTimestamp() / USECS_PER_MINUTE, sampled_wait_ok, &why)) {
+        b.init(nbuckets);
+        return why;
+    }
+    // Minutes without the profile section's stats_reset (it was refused):
+    // stats_reset is still this start's, though these minutes are older.
+    // The statistics held start at their oldest minute, as far as anything
+    // says; the timelines read the minute buckets from there (and would
+    // otherwise take the history, which starts at this start, for them).
+    const int64 oldest = b.oldest_minute();
+    if (!stats_reset_loaded && oldest >= 0 && oldest * USECS_PER_MINUTE < shared->stats_reset)
+        shared->stats_reset = oldest * USECS_PER_MINUTE;
+    return nullptr;
 }
 
 // ---- exact timing ------------------------------------------------------------
