@@ -118,9 +118,9 @@ static inline bool begin_statement(uint64 queryid) {
     message_arrived_ns = 0;
     // Waits attributed so far belong to whatever came before this statement.
     if (attributed_pending()) flush(now_ns());
-    if (queryid == 0 ||
-        (!statements_timed && (!guc_timing || !(process_times_statements || decide_process_times_statements()))))
-        return false;
+    // (statements_timed is off with timing on only before the process has
+    // decided, or after it decided no: it asks again.)
+    if (queryid == 0 || (!statements_timed && !(guc_timing && decide_process_times_statements()))) return false;
     stmt_userid = GetUserId();
     int64 t = arrived != 0 ? arrived : now_ns();
     ledger.start(queryid, t);
