@@ -35,8 +35,10 @@ namespace psw {
 namespace {
 
 struct IdleMemo {
+    // The entry's st_changecount (its first line): a pointer, not the
+    // entry's index, so that the skip computes no address.
+    const volatile int *changecount_at;
     int32 pid;  // 0: nothing remembered
-    int32 entry;  // index in backend_status_array (by backendId on 15/16, procno on 17+)
     int changecount;  // the entry's st_changecount while it said STATE_IDLE
 };
 
@@ -57,20 +59,23 @@ void idle_skip_init(uint32 capacity) {
 
 // The rule of the full read (proc_reader.cpp's waits_at_work): an idle
 // client backend in a wait for anything but its client or an idle sleep is
-// at work, and sampled.
+// at work, and sampled. ClientRead, the usual case, is asked first.
 static inline bool idle_waits_at_work(uint32 info) {
+    if (info == WAIT_EVENT_CLIENT_READ) return false;
     const uint32 cls = info & 0xFF000000U;
     return info != 0 && cls != PG_WAIT_CLIENT && cls != PG_WAIT_ACTIVITY;
 }
 
-// Whether the memo of procno still holds: same pid, same changecount, and
-// the backend is not waiting at work. A stale memo is dropped.
-// (The arrays come as arguments: with -fno-strict-aliasing the memo's
-// stores would otherwise reload the globals at every process.)
-static inline bool memo_says_idle(IdleMemo &m, const volatile PgBackendStatus *entries, const volatile PGPROC *proc) {
-    if (m.pid == 0) return false;
-    const volatile PgBackendStatus *e = &entries[m.entry];
-    if (e->st_changecount != m.changecount || e->st_procpid != m.pid) {
+// Whether the memo of procno still holds for pid, the process now in its
+// PGPROC: the same pid, its entry's changecount unchanged (so the entry,
+// st_procpid and STATE_IDLE included, is as remember() read it), and the
+// process not waiting at work. A stale memo is dropped.
+static inline bool memo_says_idle(IdleMemo &m, int32 pid, const volatile PGPROC *proc) {
+    if (m.pid != pid) {
+        m.pid = 0;
+        return false;
+    }
+    if (*m.changecount_at != m.changecount) {
         m.pid = 0;
         return false;
     }
@@ -90,20 +95,17 @@ static void remember(uint32 procno, int32 pid) {
     pgstat_begin_read_activity(e, before);
     const bool idle_client = e->st_procpid == pid && e->st_backendType == B_BACKEND && e->st_state == STATE_IDLE;
     pgstat_end_read_activity(e, after);
-    if (idle_client && pgstat_read_activity_complete(before, after)) m = IdleMemo{pid, i, before};
+    if (idle_client && pgstat_read_activity_complete(before, after)) m = IdleMemo{&e->st_changecount, pid, before};
 }
 
 // The quick test for the common case of many idle client connections: a
-// process whose own slot says idle while it waits in ClientRead is skipped
-// after three loads (pid, wait event, slot state) instead of a full
-// read_proc. Anything else (stale slot, parallel worker, torn read) takes
-// the full path, which applies the same rule (is_idle_sample) with every
-// field. *pid_out: the process skipped (0: none there).
-static bool quick_idle(uint32 procno, int32 *pid_out) {
+// process (pid, not 0, read from its PGPROC by the caller) whose own slot
+// says idle while it waits in ClientRead is skipped after three loads (wait
+// event, slot state, pid) instead of a full read_proc. Anything else (stale
+// slot, parallel worker, torn read) takes the full path, which applies the
+// same rule (is_idle_sample) with every field.
+static bool quick_idle(uint32 procno, int32 pid) {
     const volatile PGPROC *proc = &ProcGlobal->allProcs[procno];
-    int32 pid = proc->pid;
-    *pid_out = pid;
-    if (pid == 0) return true;  // no process: nothing to sample
     if (proc->wait_event_info != WAIT_EVENT_CLIENT_READ) return false;
     const SeqLocked<SlotData> &pub = shared->slots[procno].pub;
     bool even;
@@ -134,63 +136,81 @@ static bool quick_idle(uint32 procno, int32 *pid_out) {
 // full read touches five lines per process: the PGPROC's ids, its wait
 // event, its lock group leader, pg_stat_waits' slot and PostgreSQL's backend
 // status entry (its state line too, for a client backend in the default
-// mode). Ask for them ahead so that their misses overlap: PGPROC and
-// slot lines kFar processes ahead; the status entry, whose address needs the
-// (by then cached) backend id on 15/16, kNear ahead. A remembered process
-// needs two lines only: its entry's first line (the memo has its index) and
-// its wait event.
+// mode). Their misses are made to overlap in two steps, so that an empty
+// PGPROC (most of them where max_connections is far above the connections)
+// costs a few instructions and no more: kFar processes ahead the two
+// PGPROC lines every process needs (its pid's and its wait event's); kNear
+// ahead, once that pid is cached, the status entry's first line for a
+// remembered process (the memo has its index), and the rest for any other
+// process that is there.
 static constexpr uint32 kPrefetchFar = 16;
 static constexpr uint32 kPrefetchNear = 8;
 
 // always_inline: out of line, GCC finds the function free of side effects
 // (a prefetch is only a hint) and deletes the call as dead code.
-__attribute__((always_inline)) static inline void prefetch_proc(uint32 procno, uint32 nprocs, bool use_memo,
-                                                                const PGPROC *procs, const IdleMemo *memo) {
-    uint32 far = procno + kPrefetchFar;
-    if (far < nprocs) {
-        const PGPROC *p = &procs[far];
-        if (use_memo && memo[far].pid != 0) {
-            __builtin_prefetch(&backend_status_array[memo[far].entry]);
-            __builtin_prefetch(&p->wait_event_info);
-        } else {
-            __builtin_prefetch(&p->pid);
-            __builtin_prefetch(&p->wait_event_info);
-            __builtin_prefetch(&p->lockGroupLeader);
-            __builtin_prefetch(&shared->slots[far]);
-        }
-    }
-    uint32 near = procno + kPrefetchNear;
-    if (near < nprocs && backend_status_array != nullptr && !(use_memo && memo[near].pid != 0)) {
-        int i = compat_backend_status_index(near, &procs[near]);
-        if (i >= 0 && i < backend_status_slots) {
-            __builtin_prefetch(&backend_status_array[i].st_procpid);
-            // A client backend in the default mode: quick_idle() asks its
-            // status entry's st_state, a few lines further on.
-            __builtin_prefetch(&backend_status_array[i].st_state);
-        }
+__attribute__((always_inline)) static inline void prefetch_live(uint32 procno, const PGPROC *p) {
+    __builtin_prefetch(&p->lockGroupLeader);
+    __builtin_prefetch(&shared->slots[procno]);
+    if (backend_status_array == nullptr) return;
+    int i = compat_backend_status_index(procno, p);
+    if (i >= 0 && i < backend_status_slots) {
+        __builtin_prefetch(&backend_status_array[i].st_procpid);
+        // A client backend in the default mode: quick_idle() asks its
+        // status entry's st_state, a few lines further on.
+        __builtin_prefetch(&backend_status_array[i].st_state);
     }
 }
 
+template <bool kMemo>
+__attribute__((always_inline)) static inline void prefetch_near(uint32 near, const PGPROC *p, const IdleMemo *memos) {
+    if (p->pid == 0) return;
+    if (kMemo && memos[near].pid != 0)
+        __builtin_prefetch(const_cast<const int *>(memos[near].changecount_at));
+    else
+        prefetch_live(near, p);
+}
+
 // One loop over the processes, so that passing an idle one costs no call:
-// at 1,000 idle connections the per-process overhead is the tick.
-uint32 idle_scan(uint32 from, uint32 nprocs, bool sample_idle, bool use_memo) {
+// at 1,000 idle connections the per-process overhead is the tick. The
+// tests come in the order of their cost: an empty PGPROC (its pid), the
+// late-id watch (the sampler's own memory), the memo (its own memory and
+// two shared lines), the quick test (four). A watch on a process gone
+// stays until its PGPROC is taken again or its minute runs out, whichever
+// the next full read of that PGPROC sees first (late_ids_observe()).
+// kMemo: a template parameter, so that neither loop tests it per process.
+template <bool kMemo>
+static uint32 scan(uint32 from, uint32 nprocs) {
     const PGPROC *const procs = ProcGlobal->allProcs;
-    const volatile PgBackendStatus *const entries = backend_status_array;
     IdleMemo *const memos = memo;
-    for (uint32 procno = from; procno < nprocs; procno++) {
-        prefetch_proc(procno, nprocs, use_memo, procs, memos);
-        if (sample_idle || late_ids_watching(procno)) return procno;
-        if (use_memo && memo_says_idle(memos[procno], entries, &procs[procno])) {
+    const int32 *const watched = late_ids_pid;
+    const PGPROC *p = &procs[from];
+    for (uint32 procno = from; procno < nprocs; procno++, p++) {
+        if (procno + kPrefetchFar < nprocs) {
+            __builtin_prefetch(&p[kPrefetchFar].pid);
+            __builtin_prefetch(&p[kPrefetchFar].wait_event_info);
+            prefetch_near<kMemo>(procno + kPrefetchNear, &p[kPrefetchNear], memos);
+        } else if (procno + kPrefetchNear < nprocs) {
+            prefetch_near<kMemo>(procno + kPrefetchNear, &p[kPrefetchNear], memos);
+        }
+        const volatile PGPROC *proc = p;
+        const int32 pid = proc->pid;
+        if (pid == 0) continue;  // no process: nothing to sample
+        if (watched[procno] != 0) return procno;
+        if (kMemo && memo_says_idle(memos[procno], pid, proc)) {
 #ifdef PSW_TEST_HOOKS
             tick_memo_skips++;
 #endif
             continue;
         }
-        int32 pid;
-        if (!quick_idle(procno, &pid)) return procno;
-        if (use_memo && pid != 0) remember(procno, pid);
+        if (!quick_idle(procno, pid)) return procno;
+        if (kMemo) remember(procno, pid);
     }
     return nprocs;
+}
+
+uint32 idle_scan(uint32 from, uint32 nprocs, bool sample_idle, bool use_memo) {
+    if (sample_idle) return from < nprocs ? from : nprocs;
+    return use_memo ? scan<true>(from, nprocs) : scan<false>(from, nprocs);
 }
 
 #ifdef PSW_TEST_HOOKS

@@ -170,10 +170,10 @@ void late_ids_apply(SampleRing<HistorySample> &ring, FixedHashTable<ProfileKey> 
 
 // Processes a tick may skip as idle (idle_memo.cpp): idle_scan() returns
 // the first PGPROC number from `from` on that the tick must read in full
-// (nprocs when none), having skipped the idle ones before it and prefetched
-// what the tick reads of the ones after. Nothing is skipped with
-// sample_idle on, nor a process the late-id watch follows (asked first);
-// use_memo: idle_memo_enabled(). Scratch memory is allocated once by
+// (nprocs when none), having skipped the empty PGPROCs and the idle
+// processes before it and prefetched what the tick reads of the ones
+// after. Nothing is skipped with sample_idle on, nor a process the late-id
+// watch follows (asked before the memo); use_memo: idle_memo_enabled(). Scratch memory is allocated once by
 // idle_skip_init().
 void idle_skip_init(uint32 capacity);
 uint32 idle_scan(uint32 from, uint32 nprocs, bool sample_idle, bool use_memo);
