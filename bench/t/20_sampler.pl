@@ -387,8 +387,31 @@ sub callgrind_per_tick
 		for my $c (@cases)
 		{
 			my ($timing, $memo) = @$c;
-			$sql->("ALTER SYSTEM SET pg_stat_waits.timing = $timing; SELECT pg_reload_conf(); SELECT pg_stat_waits_idle_memo('$memo')");
+			# One statement per call: psql -c sends its string as one
+			# transaction, where ALTER SYSTEM fails and takes the rest
+			# with it (every case then measured the defaults).
+			$sql->("ALTER SYSTEM SET pg_stat_waits.timing = $timing");
+			$sql->('SELECT pg_reload_conf()');
+			$sql->("SELECT pg_stat_waits_idle_memo('$memo')");
+			my $now = '';
+			for (1 .. 50)
+			{
+				$now = $sql->('SHOW pg_stat_waits.timing');
+				last if $now eq $timing;
+				sleep 0.1;
+			}
+			is($now, $timing, "callgrind: timing is $timing for the case " . $case_name->($c));
 			my ($ir, $ticks) = $life->($CG_W);
+			# The next sampler's skips: the switch took (none with it off).
+			my $skips = '';
+			for (1 .. 50)
+			{
+				$skips = $sql->('SELECT last_tick FROM pg_stat_waits_idle_memo_stats()');
+				last if $skips =~ /^\d+$/ && ($memo eq 'off' || $skips > 0);
+				sleep 0.2;
+			}
+			ok($memo eq 'on' ? $skips =~ /^\d+$/ && $skips > 0 : $skips eq '0',
+				"callgrind: the memo is $memo for the case " . $case_name->($c) . " ($skips skipped in a tick)");
 			my $per = $ir && $ticks ? $ir / $ticks : undef;
 			metric('sampler_cg_raw', 'psw_sampling', "idle backends=$k " . $case_name->($c), ($ir // 'NA') . ' ' . ($ticks // 'NA'), 'instr ticks');
 			$fig{$k}{ $case_name->($c) } = $per;
