@@ -108,6 +108,17 @@ inline int compat_backend_status_index(uint32 procno, const volatile PGPROC *pro
 #endif
 }
 
+// The local transaction id proc runs, InvalidLocalTransactionId while it is
+// in no transaction (PGPROC.lxid until 16, PGPROC.vxid.lxid from 17). A
+// plain load: the sampler reads it without the process's lock.
+inline LocalTransactionId compat_proc_lxid(const volatile PGPROC *proc) {
+#if PG_VERSION_NUM >= 170000
+    return proc->vxid.lxid;
+#else
+    return proc->lxid;
+#endif
+}
+
 // First entry a scan for a process without a direct index must look at
 // (== compat_backend_status_slots() when every process has one).
 inline int compat_backend_status_scan_from() {

@@ -10,6 +10,9 @@ PSW_OS_USER=${PSW_OS_USER:-pgsw}
 # The majors, how each is obtained and what CI runs on it: tools/pg/versions.tsv.
 # shellcheck source=tools/pg/versions.sh
 source "$PSW_ROOT/tools/pg/versions.sh"
+# The pinned Citus and its majors: tools/citus/versions.tsv.
+# shellcheck source=tools/citus/versions.sh
+source "$PSW_ROOT/tools/citus/versions.sh"
 PSW_PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 PG_CONFIG=${PG_CONFIG:-$PSW_PG15_CONFIG}
 
@@ -34,7 +37,10 @@ PSW_PACKAGES_TEST=(cmake libgtest-dev postgresql-15-pgtap libtap-parser-sourceha
 PSW_PACKAGES_BENCH=(valgrind postgresql-15-pg-wait-sampling gnuplot-nox libipc-run-perl rsync)
 # What building PostgreSQL 16 to 19 from source needs (tools/pg/build_postgres.sh).
 # Release tarballs since 17 ship no generated parser or scanner: bison and flex make them.
-PSW_PACKAGES_PGSRC=(bzip2 gcc make bison flex perl libicu-dev liburing-dev zlib1g-dev pkg-config)
+# Citus, built into the majors it supports (tools/citus/build_citus.sh), adds
+# its compression and HTTP libraries and autoconf.
+PSW_PACKAGES_PGSRC=(bzip2 gcc make bison flex perl libicu-dev liburing-dev zlib1g-dev pkg-config
+  liblz4-dev libzstd-dev libcurl4-openssl-dev autoconf)
 
 # Where the shared folder (pinned sources, client tarballs, pg_wait_sampling's
 # tests) may be: next to the checkout, or next to a worktree's parent.
@@ -53,6 +59,7 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 # PostgreSQL's APIs then fails a test, not a server in production.
 psw_select_pg() {
   PSW_ARGS=()
+  PSW_PG_PINNED=""
   local want="" build_args=() source
   while [ $# -gt 0 ]; do
     case "$1" in
@@ -73,7 +80,8 @@ psw_select_pg() {
         # Its build tree keeps PostgreSQL's own regression suite (built), which
         # test/t/700_postgres_regress.pl runs against a preloading server.
         PSW_PG_REGRESS_DIR=$(dirname "$(dirname "$(dirname "$PG_CONFIG")")")/src/src/test/regress
-        export PSW_PG_REGRESS_DIR ;;
+        export PSW_PG_REGRESS_DIR
+        PSW_PG_PINNED=$want ;;
     esac
   fi
   [ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG"
@@ -117,6 +125,24 @@ ensure_os_user() {
 
 as_os_user() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u "$PSW_OS_USER" -- "$@"; else "$@"; fi
+}
+
+# ensure_citus: Citus (tools/citus/versions.tsv) built into the PostgreSQL
+# of --pg MAJOR when the pinned Citus supports it and that PostgreSQL was
+# built from its pinned source (PSW_PG_PINNED, set by psw_select_pg): once,
+# cached with it, before stage_postgres copies it (test/t/800_citus_cluster.pl
+# preloads it there; it skips, saying why, where Citus is not). A build
+# already under way (CI's background builder) is waited for. No Citus source
+# next to the checkout is a line in the log; a failed build fails the setup.
+ensure_citus() {
+  local got rc=0
+  [ -n "${PSW_PG_PINNED:-}" ] && citus_row "$PSW_PG_PINNED" >/dev/null || return 0
+  got=$("$PSW_ROOT/tools/citus/build_citus.sh" "$PSW_PG_PINNED") || rc=$?
+  case $rc in
+    0) [ "$got" = "$PG_CONFIG" ] || log "Citus went into $got, not $PG_CONFIG: 800_citus_cluster.pl will skip" ;;
+    3) log "no Citus source next to the checkout: 800_citus_cluster.pl will skip" ;;
+    *) log "Citus could not be built for PostgreSQL $PSW_PG_PINNED (tools/citus/build_citus.sh)"; return 1 ;;
+  esac
 }
 
 # A private copy of the PostgreSQL installation with pg_stat_waits installed

@@ -10,19 +10,37 @@ uint32 proc_count() {
 }
 
 // PostgreSQL's backend status entry of a process (where it sits depends on
-// the release: compat_backend_status_index), checked against its pid.
-static int32 lookup_backend_type(uint32 procno, const volatile PGPROC *proc, int32 pid) {
-    if (backend_status_array == nullptr && !attach_backend_status_array()) return -1;
+// the release: compat_backend_status_index), checked against its pid;
+// nullptr when there is none.
+static const volatile PgBackendStatus *find_status_entry(uint32 procno, const volatile PGPROC *proc, int32 pid) {
+    if (backend_status_array == nullptr && !attach_backend_status_array()) return nullptr;
     int i = compat_backend_status_index(procno, proc);
     if (i >= 0 && i < backend_status_slots) {
         const volatile PgBackendStatus *e = &backend_status_array[i];
-        if (e->st_procpid == pid) return e->st_backendType;
+        if (e->st_procpid == pid) return e;
     }
     for (int j = compat_backend_status_scan_from(); j < backend_status_slots; j++) {
         const volatile PgBackendStatus *e = &backend_status_array[j];
-        if (e->st_procpid == pid) return e->st_backendType;
+        if (e->st_procpid == pid) return e;
     }
-    return -1;
+    return nullptr;
+}
+
+// An extension's background worker asleep in its main loop: waiting in the
+// Extension class (WaitLatch(..., PG_WAIT_EXTENSION), or an event of its
+// own on 17+), in no transaction, with nothing reported in its status
+// entry (never set, or idle). Idle, as an auxiliary process's Activity-
+// class main-loop wait is: Citus's maintenance daemon would otherwise be
+// one whole active session on every node. Its real work is still sampled:
+// it runs in a transaction (the daemon's deadlock detection and 2PC
+// recovery), or reports itself running (pgstat_report_activity), or waits
+// in another class. Only background workers in an Extension wait pay for
+// the two loads (the transaction id, the entry's state).
+static bool extension_worker_idle(const volatile PGPROC *proc, const volatile PgBackendStatus *e, uint32 info) {
+    if ((info & 0xFF000000U) != PG_WAIT_EXTENSION) return false;
+    if (compat_proc_lxid(proc) != InvalidLocalTransactionId) return false;
+    const BackendState st = e->st_state;
+    return st == STATE_UNDEFINED || st == STATE_IDLE;
 }
 
 // What PostgreSQL's own backend status entry says about a client backend's
@@ -169,8 +187,9 @@ bool read_proc(uint32 procno, ProcSample *out) {
     // Listed exactly while PostgreSQL lists the process in pg_stat_activity:
     // a PGPROC gets its pid before authentication and keeps it after the
     // backend status entry is gone at exit; skip both windows.
-    out->backend_type = lookup_backend_type(procno, proc, pid);
-    if (out->backend_type < 0) return false;
+    const volatile PgBackendStatus *entry = find_status_entry(procno, proc, pid);
+    if (entry == nullptr) return false;
+    out->backend_type = entry->st_backendType;
     out->datid = proc->databaseId;
     out->usesysid = proc->roleId;
     out->wait_event_info = proc->wait_event_info;
@@ -208,6 +227,11 @@ bool read_proc(uint32 procno, ProcSample *out) {
         out->state = kStateIdle;  // a client that has run no statement yet
     else
         out->state = kStateUnknown;
+    // Whatever its own slot says (a worker that runs SQL has one; in the
+    // default mode it defers to the entry, which shows no state).
+    if (out->backend_type == B_BG_WORKER && out->leader_pid == 0 &&
+        extension_worker_idle(proc, entry, out->wait_event_info))
+        out->state = kStateIdle;
     // Between statements by its ids (no id yet: raw parsing, or parse
     // analysis of the next statement), a client backend that waits for
     // anything but its client is at work: parse analysis waiting for a
