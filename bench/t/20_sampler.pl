@@ -118,7 +118,11 @@ sub sampler_measure
 	sleep 0.5;
 	my $pct_busy = cpu_pct_over($pid, $W);
 	metric('sampler', $cfg, "busy backends=$k", $pct_busy, 'pct_core', $busy);
-	cmp_ok(count_backends($node, "wait_event = 'PgSleep'"), '>=', $k, "$cfg: $k held backends busy in pg_sleep ($busy)");
+	# At least 99%: a pg_sleep wakes at a latch set (a sinval catch-up
+	# signal, say), so with 1,000 of them one can be between two waits at
+	# the instant of the count (999 of 1000 seen once on a loaded machine).
+	cmp_ok(count_backends($node, "wait_event = 'PgSleep'"), '>=', $k - int($k / 100),
+		"$cfg: $k held backends busy in pg_sleep, 99% at least ($busy)");
 	$pgb->finish;
 	like($pgb_out, qr/^tps = /m, "$cfg: pgbench select-only ran beside the busy backends");
 	for ([ idle => $pct ], [ busy => $pct_busy ])
