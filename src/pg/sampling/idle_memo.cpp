@@ -71,11 +71,7 @@ static inline bool idle_waits_at_work(uint32 info) {
 // st_procpid and STATE_IDLE included, is as remember() read it), and the
 // process not waiting at work. A stale memo is dropped.
 static inline bool memo_says_idle(IdleMemo &m, int32 pid, const volatile PGPROC *proc) {
-    if (m.pid != pid) {
-        m.pid = 0;
-        return false;
-    }
-    if (*m.changecount_at != m.changecount) {
+    if (m.pid != pid || *m.changecount_at != m.changecount) {
         m.pid = 0;
         return false;
     }
@@ -141,7 +137,7 @@ static bool quick_idle(uint32 procno, int32 pid) {
 // costs a few instructions and no more: kFar processes ahead the two
 // PGPROC lines every process needs (its pid's and its wait event's); kNear
 // ahead, once that pid is cached, the status entry's first line for a
-// remembered process (the memo has its index), and the rest for any other
+// remembered process (the memo points at it), and the rest for any other
 // process that is there.
 static constexpr uint32 kPrefetchFar = 16;
 static constexpr uint32 kPrefetchNear = 8;

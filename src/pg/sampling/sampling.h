@@ -173,8 +173,8 @@ void late_ids_apply(SampleRing<HistorySample> &ring, FixedHashTable<ProfileKey> 
 // (nprocs when none), having skipped the empty PGPROCs and the idle
 // processes before it and prefetched what the tick reads of the ones
 // after. Nothing is skipped with sample_idle on, nor a process the late-id
-// watch follows (asked before the memo); use_memo: idle_memo_enabled(). Scratch memory is allocated once by
-// idle_skip_init().
+// watch follows (asked before the memo); use_memo: idle_memo_enabled().
+// Scratch memory is allocated once by idle_skip_init().
 void idle_skip_init(uint32 capacity);
 uint32 idle_scan(uint32 from, uint32 nprocs, bool sample_idle, bool use_memo);
 #ifdef PSW_TEST_HOOKS
