@@ -15,10 +15,13 @@ SELECT pg_stat_waits_require_preload();
 REVOKE ALL ON FUNCTION pg_stat_waits_require_preload() FROM PUBLIC;
 
 -- Live per-process state (like pg_stat_activity, without taking its locks).
+-- gpid: where Citus is preloaded, the global pid of the distributed session
+-- a backend serves (from Citus's application_name), else NULL.
 CREATE FUNCTION pg_stat_waits_activity_internal(
     OUT pid int, OUT leader_pid int, OUT backend_type text, OUT datid oid, OUT usesysid oid,
     OUT state text, OUT wait_event_type text, OUT wait_event text, OUT wait_time float8,
-    OUT queryid bigint, OUT top_queryid bigint, OUT query_start timestamptz, OUT blockers int[])
+    OUT queryid bigint, OUT top_queryid bigint, OUT query_start timestamptz, OUT blockers int[],
+    OUT gpid bigint)
     RETURNS SETOF record
     LANGUAGE C VOLATILE PARALLEL RESTRICTED
     SET search_path = pg_catalog, pg_temp
@@ -151,12 +154,13 @@ GRANT EXECUTE ON FUNCTION pg_stat_waits_bar(float8, int) TO PUBLIC;
 
 -- Raw samples, oldest first. query_start tells one execution's samples
 -- from the next run's; blockers and blocker_details name who held the lock
--- of a sample in a Lock wait.
+-- of a sample in a Lock wait; gpid the Citus distributed session the process
+-- served (NULL: none, or no Citus).
 CREATE FUNCTION pg_stat_waits_history_internal(
     OUT sample_time timestamptz, OUT pid int, OUT leader_pid int, OUT backend_type text,
     OUT datid oid, OUT usesysid oid, OUT state text, OUT wait_event_type text, OUT wait_event text,
     OUT queryid bigint, OUT top_queryid bigint, OUT query_start timestamptz, OUT blockers int[],
-    OUT blocker_details jsonb)
+    OUT blocker_details jsonb, OUT gpid bigint)
     RETURNS SETOF record
     LANGUAGE C VOLATILE PARALLEL RESTRICTED
     SET search_path = pg_catalog, pg_temp
@@ -214,12 +218,13 @@ GRANT SELECT ON pg_stat_waits_history, pg_stat_waits_profile TO PUBLIC;
 -- array of {wait_event_type, wait_event, calls, time_ms}, heaviest first, at
 -- most 8 events and one more row ('Other', 'N other events') summing the
 -- rest; blockers a jsonb array of {pid, state, wait_event_type, wait_event,
--- queryid}, the lock blockers the sampler saw during the run. query and
--- queryid are NULL on other users' rows, as in pg_stat_activity.
+-- queryid, gpid}, the lock blockers the sampler saw during the run. query and
+-- queryid are NULL on other users' rows, as in pg_stat_activity. gpid: the
+-- Citus distributed session the run served (NULL: none, or no Citus).
 CREATE FUNCTION pg_stat_waits_executions_internal(
     OUT started timestamptz, OUT ended timestamptz, OUT pid int, OUT datid oid, OUT usesysid oid,
     OUT queryid bigint, OUT query text, OUT elapsed float8, OUT cpu float8, OUT waits jsonb,
-    OUT blockers jsonb)
+    OUT blockers jsonb, OUT gpid bigint)
     RETURNS SETOF record
     LANGUAGE C VOLATILE PARALLEL RESTRICTED
     SET search_path = pg_catalog, pg_temp

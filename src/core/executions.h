@@ -81,6 +81,7 @@ struct ExecRecord {
     uint16_t nwaits;       // entries used in waits[]
     uint16_t rest_events;  // events summed into rest_*
     uint64_t queryid;
+    int64_t gpid;  // Citus's global pid of the distributed session it ran for (0: none)
     uint64_t elapsed_ns;
     uint64_t wait_ns;  // all its waits (waits[] plus rest)
     StatementWait waits[kExecWaits];  // heaviest first

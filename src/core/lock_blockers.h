@@ -16,6 +16,7 @@ struct LockBlocker {
     uint32_t wait_event_info;  // the blocker's wait at that moment (0: none, i.e. CPU)
     uint32_t usesysid;         // the blocker's role (Oid), so readers hide its queryid as pg_stat_activity would
     uint64_t queryid;          // the blocker's current statement (0: none or unknown)
+    int64_t gpid;              // Citus's global pid of the session it serves (0: none)
 };
 
 constexpr int kMaxLockBlockers = 4;

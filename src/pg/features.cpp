@@ -1,5 +1,6 @@
 #include "features.h"
 
+#include "activity/citus.h"
 #include "explain/explain.h"
 #include "gucs.h"
 #include "persistence/persistence.h"
@@ -20,10 +21,12 @@ namespace psw {
 //    pg_wait_sampling drop-in after persistence (its first baseline is the
 //    loaded profile);
 //  - hooks and start: as listed (no two features share a hook installed
-//    at preload).
+//    at preload); citus's start (is Citus preloaded?) before timing's,
+//    which labels Citus's waits for other servers when it is.
 static const Feature features[] = {
     // name               settings                       shared memory                              hooks at preload         start
     {"core",              define_gucs,                   {&core_part, nullptr},                     nullptr,                 nullptr},
+    {"citus",             nullptr,                       {nullptr, nullptr},                        nullptr,                 citus_detect},
     {"statements",        define_statement_gucs,         {nullptr, nullptr},                        install_statement_hooks, nullptr},
     {"timing",            define_timing_gucs,            {&timing_part, &executions_part},          nullptr,                 timing_install},
     {"sampling",          nullptr,                       {&sampling_part, nullptr},                 nullptr,                 register_sampler},

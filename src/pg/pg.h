@@ -62,7 +62,11 @@ extern "C" {
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
+#include "utils/varlena.h"
 #include "utils/wait_event.h"
+// From libpq/libpq.h, which is not included: it pulls in libpq-be.h, which
+// needs GSSAPI's headers where the server was built with GSSAPI (Debian's).
+extern bool pq_is_reading_msg(void);
 }
 
 // Exported PostgreSQL entry points (the library is built with

@@ -48,6 +48,10 @@ struct alignas(64) BackendSlot {
     // monotonic start in ns of the blocking call in progress, 0 if none.
     int64 wait_start_ns;
     uint32 wait_start_info;
+    // Where Citus is preloaded: 1 while the backend waits in ClientRead for
+    // another server, not for its own client (activity/citus.h,
+    // kWaitRemoteRead; set by the wrappers around the wait).
+    uint8_t remote_read;
     // Exact timing: whether the backend holds finished statements' CPU rows
     // not yet in the shared per-query table, and the last reader request
     // its publishing of such rows answered (timing_collect_held_rows()).

@@ -1,13 +1,14 @@
 -- Sampling objects: privileges and visibility of other users' queryids in
 -- history and profile (by the sampled usesysid).
 BEGIN;
-SELECT plan(14);
+SELECT plan(15);
 
 SELECT has_view('pg_stat_waits_history');
 SELECT has_view('pg_stat_waits_profile');
 SELECT columns_are('pg_stat_waits_history', ARRAY['sample_time', 'pid', 'leader_pid', 'backend_type', 'datid',
   'usesysid', 'state', 'wait_event_type', 'wait_event', 'queryid', 'top_queryid', 'query_start', 'blockers',
-  'blocker_details']);
+  'blocker_details', 'gpid']);
+SELECT col_type_is('pg_stat_waits_history', 'gpid', 'bigint');
 SELECT ok(NOT has_function_privilege('public', 'pg_stat_waits_reset()', 'EXECUTE'),
           'pg_stat_waits_reset() is revoked from PUBLIC');
 SELECT ok(has_table_privilege('public', 'pg_stat_waits_history', 'SELECT')

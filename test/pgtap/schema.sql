@@ -1,10 +1,18 @@
 -- Schema of pg_stat_waits objects: columns, types, privileges.
 BEGIN;
-SELECT plan(37);
+SELECT plan(39);
 
 SELECT has_view('pg_stat_waits_activity');
 SELECT columns_are('pg_stat_waits_activity', ARRAY['pid', 'leader_pid', 'backend_type', 'datid', 'usesysid',
-  'state', 'wait_event_type', 'wait_event', 'wait_time', 'queryid', 'top_queryid', 'query_start', 'blockers']);
+  'state', 'wait_event_type', 'wait_event', 'wait_time', 'queryid', 'top_queryid', 'query_start', 'blockers',
+  'gpid']);
+SELECT col_type_is('pg_stat_waits_activity', 'gpid', 'bigint');
+-- Without Citus preloaded nothing reads Citus's names: a client calling
+-- itself a Citus connection carries no gpid.
+SET application_name = 'citus_internal gpid=10000000042';
+SELECT is((SELECT gpid FROM pg_stat_waits_activity WHERE pid = pg_backend_pid()), NULL,
+          'gpid is NULL without Citus, whatever application_name says');
+RESET application_name;
 SELECT col_type_is('pg_stat_waits_activity', 'pid', 'integer');
 SELECT col_type_is('pg_stat_waits_activity', 'leader_pid', 'integer');
 SELECT col_type_is('pg_stat_waits_activity', 'backend_type', 'text');

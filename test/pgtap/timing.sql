@@ -1,6 +1,6 @@
 -- Exact timing objects: columns and types, privileges, errors.
 BEGIN;
-SELECT plan(37);
+SELECT plan(38);
 
 SELECT has_view('pg_stat_waits');
 SELECT columns_are('pg_stat_waits', ARRAY['wait_event_type', 'wait_event', 'calls', 'total_time', 'mean_time', 'max_time', 'backend_type']);
@@ -20,7 +20,8 @@ SELECT col_type_is('pg_stat_waits_queries', 'calls', 'bigint');
 SELECT col_type_is('pg_stat_waits_queries', 'total_time', 'double precision');
 
 SELECT has_view('pg_stat_waits_executions');
-SELECT columns_are('pg_stat_waits_executions', ARRAY['started', 'ended', 'pid', 'datid', 'usesysid', 'queryid', 'query', 'elapsed', 'cpu', 'waits', 'blockers']);
+SELECT columns_are('pg_stat_waits_executions', ARRAY['started', 'ended', 'pid', 'datid', 'usesysid', 'queryid', 'query', 'elapsed', 'cpu', 'waits', 'blockers', 'gpid']);
+SELECT col_type_is('pg_stat_waits_executions', 'gpid', 'bigint');
 SELECT col_type_is('pg_stat_waits_executions', 'started', 'timestamp with time zone');
 SELECT col_type_is('pg_stat_waits_executions', 'pid', 'integer');
 SELECT col_type_is('pg_stat_waits_executions', 'queryid', 'bigint');

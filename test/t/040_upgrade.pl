@@ -1,7 +1,7 @@
 # The upgrade path. The current version's install script is one source,
 # sql/pg_stat_waits.sql, which make copies to pg_stat_waits--<default>.sql;
 # extension/ keeps 1.0's released script and the upgrade steps. Installing
-# 1.0 (and 1.1, which installs through 1.0 and its step) and running ALTER
+# 1.0 (and 1.1 and 1.2, which install through 1.0 and its steps) and running ALTER
 # EXTENSION UPDATE must give, object by object, the catalog a fresh install
 # of that source gives: each function with its definition, result,
 # volatility, strictness, parallel safety, settings, privileges and comment;
@@ -21,10 +21,11 @@ use PswTest;
 
 my $root = "$FindBin::RealBin/../..";
 my $node = psw_node('upgrade');
-$node->safe_psql('postgres', 'CREATE DATABASE psw_from10; CREATE DATABASE psw_from11; CREATE DATABASE psw_new;');
+$node->safe_psql('postgres', 'CREATE DATABASE psw_from10; CREATE DATABASE psw_from11; CREATE DATABASE psw_from12; '
+	  . 'CREATE DATABASE psw_new;');
 my $default = $node->safe_psql('postgres',
 	"SELECT default_version FROM pg_available_extensions WHERE name = 'pg_stat_waits'");
-is($default, '1.2', 'the default version is 1.2 (pg_stat_waits_status.cpu_count)');
+is($default, '1.3', 'the default version is 1.3 (the Citus global pid in activity, history, executions)');
 
 # The fresh install runs the one source: PostgreSQL takes a version's own
 # script when there is one, and the installed one is the source's copy.
@@ -35,7 +36,7 @@ ok(slurp_file("$extdir/pg_stat_waits--$default.sql") eq $source,
 	"the installed pg_stat_waits--$default.sql is sql/pg_stat_waits.sql");
 
 # Every older version installs and updates to the default one.
-my %from = ('1.0' => 'psw_from10', '1.1' => 'psw_from11');
+my %from = ('1.0' => 'psw_from10', '1.1' => 'psw_from11', '1.2' => 'psw_from12');
 for my $version (sort keys %from)
 {
 	my $db = $from{$version};
@@ -116,14 +117,27 @@ is_deeply([ sort { $a cmp $b } keys %$new_views ], [ sort @src_views ],
 is_deeply([ sort map { s/\(.*//r } keys %$new_functions ], [ sort @src_functions ],
 	'the fresh install has exactly the functions sql/pg_stat_waits.sql creates');
 
-# The updated extensions work, and report the server's CPUs (1.2).
+# The updated extensions work, report the server's CPUs (1.2) and have the
+# gpid columns (1.3; NULL without Citus).
 for my $version (sort keys %from)
 {
 	is($node->safe_psql($from{$version}, 'SELECT count(*) > 0 FROM pg_stat_waits_activity'), 't',
 		"the extension updated from $version serves its views");
 	cmp_ok($node->safe_psql($from{$version}, 'SELECT cpu_count FROM pg_stat_waits_status'), '>=', 1,
 		"the extension updated from $version reports cpu_count");
+	is($node->safe_psql($from{$version}, 'SELECT count(gpid) FROM pg_stat_waits_activity'), '0',
+		"the extension updated from $version has pg_stat_waits_activity.gpid, NULL without Citus");
 }
+# A catalog still at 1.2 reads the 1.3 library's rows without the gpid column.
+$node->safe_psql('postgres', "CREATE EXTENSION pg_stat_waits VERSION '1.2'");
+for my $view (qw(pg_stat_waits_activity pg_stat_waits_history pg_stat_waits_executions))
+{
+	is($node->safe_psql('postgres', "SELECT count(*) FROM pg_attribute WHERE attrelid = '$view'::regclass "
+		. "AND attnum > 0 AND attname = 'gpid'"), '0', "a 1.2 catalog's $view has no gpid");
+	my ($rc, $out, $err) = $node->psql('postgres', "SELECT count(*) >= 0 FROM $view");
+	is("$rc $out", '0 t', "the 1.3 library serves a 1.2 catalog's $view") or diag($err);
+}
+$node->safe_psql('postgres', 'DROP EXTENSION pg_stat_waits');
 # A catalog still at 1.1 reads the 1.2 library's status row without the new column.
 $node->safe_psql('postgres', "CREATE EXTENSION pg_stat_waits VERSION '1.1'");
 is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_attribute WHERE attrelid = '

@@ -37,6 +37,15 @@ using namespace psw_report::prom;
 
 void log_line(const std::string &s) { serve_log(s); }
 
+// The sampled views' wait names as PostgreSQL has them: on a Citus node the
+// extension shows a client backend's ClientRead that waits for another
+// server as Remote/OtherServer; the metrics keep one series,
+// Client/ClientRead, as pg_stat_waits' exact timing and pg_wait_sampling do.
+const std::string kPgWaitNames =
+    "CASE WHEN wait_event_type = 'Remote' AND wait_event = 'OtherServer' THEN 'Client' ELSE wait_event_type "
+    "END AS wait_event_type, CASE WHEN wait_event_type = 'Remote' AND wait_event = 'OtherServer' "
+    "THEN 'ClientRead' ELSE wait_event END AS wait_event";
+
 class Target {
 public:
     Target(std::string name, std::string conninfo, int top_n, int hist_events, double slow_interval_s)
@@ -137,7 +146,8 @@ private:
         if (has("pg_stat_waits_activity")) {
             pqxx::result r = run(
                 "SELECT coalesce(backend_type, ''), coalesce(wait_event_type, ''), coalesce(wait_event, ''), "
-                "count(*)::float8 FROM " + q("pg_stat_waits_activity") +
+                "count(*)::float8 FROM (SELECT backend_type, " + kPgWaitNames + ", pid, state FROM " +
+                q("pg_stat_waits_activity") + ") a" +
                 " WHERE pid <> pg_backend_pid() AND coalesce(state, '') <> 'idle' "
                 "AND wait_event_type IS DISTINCT FROM 'Activity' AND (backend_type = 'client backend' "
                 "OR coalesce(state, '') <> '' OR wait_event_type IN ('CPU', 'IO', 'Lock', 'LWLock')) "
@@ -149,7 +159,7 @@ private:
             // One pass over the profile (at most profile_max rows) for both
             // the per-event sums and the top queries.
             pqxx::result r = run(
-                "WITH p AS MATERIALIZED (SELECT backend_type, queryid, wait_event_type, wait_event, samples, "
+                "WITH p AS MATERIALIZED (SELECT backend_type, queryid, " + kPgWaitNames + ", samples, "
                 "est_time FROM " + q("pg_stat_waits_profile") + "), "
                 "top AS (SELECT queryid FROM p WHERE queryid IS NOT NULL AND queryid <> 0 GROUP BY queryid "
                 "ORDER BY sum(samples) DESC, queryid LIMIT " + n + ") "

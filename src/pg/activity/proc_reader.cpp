@@ -1,6 +1,7 @@
 #include "proc_reader.h"
 
 #include "../../core/held_waits.h"
+#include "citus.h"
 #include "../wait_names.h"
 
 namespace psw {
@@ -176,6 +177,25 @@ static inline bool waits_at_work(uint32 info) {
     return info != 0 && cls != PG_WAIT_CLIENT && cls != PG_WAIT_ACTIVITY;
 }
 
+// Where Citus is preloaded: the gpid of a client backend (of a parallel
+// worker: its leader's) from its application_name, and whether its
+// ClientRead is the wait for another server its slot says it is (the
+// wrappers publish it: timing/wrapper.h, remote_read()). Other processes
+// carry no gpid.
+static void read_citus(uint32 procno, const volatile PGPROC *proc, const volatile PgBackendStatus *entry,
+                       const volatile BackendSlot *slot, ProcSample *out) {
+    if (out->leader_pid != 0) {
+        const PGPROC *leader = proc->lockGroupLeader;
+        const volatile PgBackendStatus *le =
+            leader != nullptr ? find_status_entry(static_cast<uint32>(compat_procno_of(leader)), leader, out->leader_pid)
+                              : nullptr;
+        if (le != nullptr && le->st_backendType == B_BACKEND) out->gpid = citus_gpid_of_entry(le, out->leader_pid);
+    } else if (out->backend_type == B_BACKEND) {
+        out->gpid = citus_gpid_of_entry(entry, out->pid);
+        out->remote_read = out->wait_event_info == WAIT_EVENT_CLIENT_READ && slot->remote_read != 0;
+    }
+}
+
 bool read_proc(uint32 procno, ProcSample *out) {
     if (procno >= proc_count()) return false;
     const volatile PGPROC *proc = &ProcGlobal->allProcs[procno];
@@ -255,6 +275,7 @@ bool read_proc(uint32 procno, ProcSample *out) {
     const volatile BackendSlot *slot = &shared->slots[procno];
     out->wait_start_ns = slot->wait_start_ns;
     out->wait_start_info = slot->wait_start_info;
+    if (citus_preloaded) read_citus(procno, proc, entry, slot, out);
     return true;
 }
 
@@ -269,7 +290,9 @@ const char *backend_type_name(int32 backend_type) {
 }
 
 void wait_event_names(const ProcSample &s, const char **type, const char **name) {
-    if (s.wait_event_info != 0) {
+    if (s.remote_read) {
+        remote_read_names(type, name);
+    } else if (s.wait_event_info != 0) {
         wait_info_names(s.wait_event_info, type, name);
     } else if (s.state == kStateIdle || s.state == kStateIdleInXact) {
         *type = nullptr;

@@ -22,6 +22,12 @@ struct ProcSample {
     TimestampTz query_start;
     int64 wait_start_ns;  // exact timing: start of the blocking call in progress
     uint32 wait_start_info;
+    // Where Citus is preloaded (citus.h): the gpid of the distributed
+    // session the process serves (a parallel worker: its leader's), 0 for
+    // none; and whether its ClientRead is a wait for another server, not
+    // for its own client (kWaitRemoteRead).
+    int64 gpid;
+    bool remote_read;
 };
 
 // False when PGPROC number procno has no live process.

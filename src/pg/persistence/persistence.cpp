@@ -24,8 +24,10 @@
 #include <vector>
 
 #include "persistence.h"
+#include "../activity/citus.h"
 #include "../timing/timing.h"
 #include "../sampling/sampling.h"
+#include "../../core/exec_record_v1.h"
 #include "../../core/stat_file.h"
 
 namespace psw {
@@ -37,7 +39,7 @@ static const char *const kStatFileBad = "pg_stat/pg_stat_waits.stat.bad";
 struct PersistSection {
     const char *tag;  // up to 8 characters
     uint32 version;
-    void (*save)(StatFileWriter &out);
+    void (*save)(StatFileWriter &out);  // nullptr: an older version, read only
     // nullptr when loaded; else why not, and nothing of it was loaded.
     const char *(*load)(const char *data, size_t len);
 };
@@ -54,7 +56,7 @@ static uint32_t crc32c_step(uint32_t crc, const void *data, size_t len) {
 // size are possible: a minor release may append events). Unreported is
 // exact timing's own class, never sampled.
 static bool sampled_wait_ok(uint32 wait) {
-    if (wait == 0 || wait == kWaitIdleNoEvent) return true;
+    if (wait == 0 || wait == kWaitIdleNoEvent || wait == kWaitRemoteRead) return true;
     const uint8 cls = static_cast<uint8>(wait >> 24);
     return (wait & 0x00FF0000u) == 0 && cls != kClassCPU && cls != kClassUnreported && wait_class_by_id(cls) != nullptr;
 }
@@ -213,7 +215,10 @@ static const char *load_timing(const char *data, size_t len) {
 // ---- slow executions -----------------------------------------------------------
 // The ring's records, oldest first, behind a header that refuses a file of
 // another record layout or wait catalog (records hold dense wait indexes).
-static constexpr uint32 kExecVersion = 1;
+// Version 2 added the Citus global pids; a version 1 section (pg_stat_waits
+// 1.2 and before) is converted (exec_record_v1.h).
+static constexpr uint32 kExecVersion = 2;
+static constexpr uint32 kExecVersionNoGpid = 1;
 struct SavedExecHeader {
     uint32 record_size;
     uint16 index_count;
@@ -235,28 +240,47 @@ static void save_executions(StatFileWriter &out) {
     out.section("execs", kExecVersion, buf.data(), buf.size());
 }
 
-static const char *load_executions(const char *data, size_t len) {
+// Saved is the record layout of the section's version (ExecRecord, or
+// ExecRecordV1 converted to it).
+template <typename Saved>
+static void read_exec_record(const char *at, ExecRecord *r) {
+    if constexpr (std::is_same<Saved, ExecRecord>::value) {
+        memcpy(static_cast<void *>(r), at, sizeof(ExecRecord));
+    } else {
+        std::unique_ptr<Saved> old(new Saved);
+        memcpy(static_cast<void *>(old.get()), at, sizeof(Saved));
+        exec_record_from_v1(*old, r);
+    }
+}
+
+template <typename Saved>
+static const char *load_executions_as(const char *data, size_t len) {
     ExecRing *ring = executions_ring();
     SavedExecHeader h;
     if (ring == nullptr) return "slow executions are not kept by this server";
     if (len < sizeof(h)) return "shorter than its header";
     memcpy(&h, data, sizeof(h));
-    if (h.record_size != sizeof(ExecRecord) || h.index_count != wait_index_count())
+    if (h.record_size != sizeof(Saved) || h.index_count != wait_index_count())
         return "its records do not match this build's layout";
-    if (h.records > len / sizeof(ExecRecord) || len != sizeof(h) + h.records * sizeof(ExecRecord))
+    if (h.records > len / sizeof(Saved) || len != sizeof(h) + h.records * sizeof(Saved))
         return "its length does not match its records";
     std::unique_ptr<ExecRecord> r(new ExecRecord);
     const TimestampTz now = GetCurrentTimestamp();
     for (uint64 i = 0; i < h.records; i++) {
-        memcpy(static_cast<void *>(r.get()), data + sizeof(h) + i * sizeof(ExecRecord), sizeof(ExecRecord));
+        read_exec_record<Saved>(data + sizeof(h) + i * sizeof(Saved), r.get());
         const char *problem = exec_record_problem(*r, wait_index_count(), now);
         if (problem != nullptr) return problem;
     }
     for (uint64 i = 0; i < h.records; i++) {
-        memcpy(static_cast<void *>(r.get()), data + sizeof(h) + i * sizeof(ExecRecord), sizeof(ExecRecord));
+        read_exec_record<Saved>(data + sizeof(h) + i * sizeof(Saved), r.get());
         ring->publish(*r);
     }
     return nullptr;
+}
+
+static const char *load_executions(const char *data, size_t len) { return load_executions_as<ExecRecord>(data, len); }
+static const char *load_executions_v1(const char *data, size_t len) {
+    return load_executions_as<ExecRecordV1>(data, len);
 }
 
 // The sections, in file order.
@@ -265,6 +289,7 @@ static const PersistSection sections[] = {
     {"minutes", kMinutesVersion, save_buckets, load_buckets},
     {"timing", kTimingVersion, save_timing, load_timing},
     {"execs", kExecVersion, save_executions, load_executions},
+    {"execs", kExecVersionNoGpid, nullptr, load_executions_v1},  // read only
 };
 
 // Reports a failed write with the OS error and removes what was written.
@@ -280,7 +305,8 @@ static void save_all(int code, Datum arg) {
     std::string contents;
     try {
         StatFileWriter w(crc32c_step);
-        for (const PersistSection &s : sections) s.save(w);
+        for (const PersistSection &s : sections)
+            if (s.save != nullptr) s.save(w);
         contents = w.finish();
     } catch (...) {
         contents.clear();

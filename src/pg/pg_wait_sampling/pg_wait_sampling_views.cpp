@@ -17,6 +17,7 @@
 
 #include "pg_wait_sampling_gucs.h"
 #include "../boundary.h"
+#include "../activity/citus.h"
 #include "../activity/proc_reader.h"
 #include "../sampling/sampling.h"
 
@@ -43,7 +44,7 @@ struct WaitNameCache {
     int n = 0;
     // false: 'CPU' (NULL names).
     bool get(uint32 wait, Datum *t, Datum *nm) {
-        wait &= ~kWaitOtherQueries;
+        wait &= ~(kWaitOtherQueries | kWaitRemoteBit);  // PostgreSQL's names: Client/ClientRead
         if (wait == 0 || wait == kWaitIdleNoEvent) return false;
         for (int i = 0; i < n; i++)
             if (waits[i] == wait) {
@@ -83,6 +84,7 @@ Datum pg_stat_waits_pgws_current(PG_FUNCTION_ARGS) {
             psw::ProcSample s;
             if (!psw::read_proc(i, &s) || (!all && s.pid != want)) continue;
             seen = true;
+            s.remote_read = false;  // pg_wait_sampling's names: Client/ClientRead
             const char *wtype, *wname;
             psw::wait_event_names(s, &wtype, &wname);
             if (wtype != nullptr && strcmp(wtype, "CPU") == 0) wtype = wname = nullptr;

@@ -182,6 +182,7 @@ static bool lookup(const Candidate &c, TimestampTz now, LockBlockers *out) {
             b.wait_event_info = s.wait_event_info;
             b.usesysid = s.usesysid;
             b.queryid = s.queryid;
+            b.gpid = s.gpid;
         }
     }
     return true;

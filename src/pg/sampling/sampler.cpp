@@ -15,6 +15,7 @@
 
 #include "../../core/tsc_clock.h"
 #include "../gucs.h"
+#include "../activity/citus.h"
 #include "../activity/proc_reader.h"
 #include "sampling.h"
 #include "../timing/timing.h"
@@ -91,6 +92,8 @@ void encoded_wait_names(uint32 wait, const char **type, const char **name) {
     if (wait == 0 || wait == kWaitIdleNoEvent) {
         *type = "CPU";
         *name = "CPU";
+    } else if (wait == kWaitRemoteRead) {
+        remote_read_names(type, name);
     } else {
         wait_info_names(wait, type, name);
     }
@@ -196,7 +199,7 @@ static void request_short_slice() {
 static uint32 sampler_wait_event = PG_WAIT_EXTENSION;
 
 static uint32 encode_wait(const ProcSample &s) {
-    if (s.wait_event_info != 0) return s.wait_event_info;
+    if (s.wait_event_info != 0) return s.remote_read ? kWaitRemoteRead : s.wait_event_info;
     // Outside any wait event the process runs, whatever its state: an idle
     // or idle-in-transaction backend outside ClientRead is sending a result,
     // starting up, or reading and parsing the next command (the slot turns
@@ -248,6 +251,7 @@ static void take_sample() {
         h.queryid = s.queryid;
         h.top_queryid = s.top_queryid;
         h.query_start = s.query_start;
+        h.gpid = s.gpid;
         if ((h.wait & 0xFF000000U) == PG_WAIT_LOCK) note_lock_wait(n, procno, s.pid, s.query_start, h.wait);
         ProfileKey &p = tick_profile_keys[n];
         memset(&p, 0, sizeof(p));

@@ -38,6 +38,9 @@ struct HistorySample {
     // Start of the statement the sample belongs to (0: none): with pid, it
     // tells one execution's samples from the next run's.
     TimestampTz query_start;
+    // Citus's global pid of the distributed session the process served
+    // (activity/citus.h), 0 for none or where Citus is not preloaded.
+    int64 gpid;
 };
 
 // HistorySample::flags: a Lock wait whose blockers were looked up for this

@@ -40,7 +40,7 @@ double sample_period_for_time() {
 // ---- history ----------------------------------------------------------------
 enum HistoryColumn {
     kHiSampleTime, kHiPid, kHiLeaderPid, kHiBackendType, kHiDatid, kHiUsesysid, kHiState, kHiWaitType,
-    kHiWait, kHiQueryid, kHiTopQueryid, kHiQueryStart, kHiBlockers, kHiBlockerDetails, kHiColumns
+    kHiWait, kHiQueryid, kHiTopQueryid, kHiQueryStart, kHiBlockers, kHiBlockerDetails, kHiGpid, kHiColumns
 };
 
 // The blocker ring, copied and sorted by (pid, query_start, seen_at) so a
@@ -151,9 +151,13 @@ static Datum blocker_details_datum(const LockBlockers &b, Visible &&visible) {
         json_text_field(&buf, "wait_event_type", wtype);
         json_text_field(&buf, "wait_event", wname);
         if (x.queryid != 0 && visible(static_cast<Oid>(x.usesysid)))
-            appendStringInfo(&buf, ", \"queryid\": %lld}", static_cast<long long>(static_cast<int64>(x.queryid)));
+            appendStringInfo(&buf, ", \"queryid\": %lld", static_cast<long long>(static_cast<int64>(x.queryid)));
         else
-            appendStringInfoString(&buf, ", \"queryid\": null}");
+            appendStringInfoString(&buf, ", \"queryid\": null");
+        if (x.gpid != 0)
+            appendStringInfo(&buf, ", \"gpid\": %lld}", static_cast<long long>(x.gpid));
+        else
+            appendStringInfoString(&buf, ", \"gpid\": null}");
     }
     appendStringInfoChar(&buf, ']');
     return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
@@ -193,6 +197,8 @@ static void put_history_row(ReturnSetInfo *rsinfo, const HistorySample &h, Visib
         v[kHiBlockers] = blocker_pids_datum(r->b);
         v[kHiBlockerDetails] = blocker_details_datum(r->b, [&](Oid role) { return vis.get(role); });
     }
+    v[kHiGpid] = Int64GetDatum(h.gpid);
+    n[kHiGpid] = h.gpid == 0;
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
 }
 

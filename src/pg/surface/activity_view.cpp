@@ -9,7 +9,7 @@ namespace psw {
 
 enum ActivityColumn {
     kActPid, kActLeaderPid, kActBackendType, kActDatid, kActUsesysid, kActState, kActWaitEventType,
-    kActWaitEvent, kActWaitTime, kActQueryid, kActTopQueryid, kActQueryStart, kActBlockers, kActColumns
+    kActWaitEvent, kActWaitTime, kActQueryid, kActTopQueryid, kActQueryStart, kActBlockers, kActGpid, kActColumns
 };
 
 static void put_activity_row(ReturnSetInfo *rsinfo, const ProcSample &s) {
@@ -59,6 +59,8 @@ static void put_activity_row(ReturnSetInfo *rsinfo, const ProcSample &s) {
     // per such row, in the reading backend).
     nulls[kActBlockers] = (s.wait_event_info & 0xFF000000U) != PG_WAIT_LOCK;
     if (!nulls[kActBlockers]) values[kActBlockers] = DirectFunctionCall1(pg_blocking_pids, Int32GetDatum(s.pid));
+    values[kActGpid] = Int64GetDatum(s.gpid);
+    nulls[kActGpid] = s.gpid == 0;
 
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }

@@ -10,6 +10,7 @@
 #include "../gucs.h"
 #include "../wait_names.h"
 #include "timing.h"
+#include "../activity/citus.h"
 #include "../activity/proc_reader.h"
 #include "../../core/executions.h"
 
@@ -53,6 +54,7 @@ void executions_capture(const StatementWaits &waits, int64 elapsed_ns, uint64 qu
     // the current one: a run under SET ROLE stays its session's, so its text
     // is visible to the same readers as that session's activity.
     r.userid = MyProc->roleId;
+    r.gpid = citus_own_gpid();
     r.queryid = queryid;
     r.elapsed_ns = static_cast<uint64>(elapsed_ns);
     exec_summarize_waits(waits, &r);
@@ -229,9 +231,13 @@ static Datum blockers_json(const ExecRecord &r) {
         appendStringInfoString(&buf, ", \"wait_event\": ");
         escape_json(&buf, name);
         if (b.queryid != 0 && can_see_queries_of(b.usesysid))
-            appendStringInfo(&buf, ", \"queryid\": " INT64_FORMAT "}", static_cast<int64>(b.queryid));
+            appendStringInfo(&buf, ", \"queryid\": " INT64_FORMAT, static_cast<int64>(b.queryid));
         else
-            appendStringInfoString(&buf, ", \"queryid\": null}");
+            appendStringInfoString(&buf, ", \"queryid\": null");
+        if (b.gpid != 0)
+            appendStringInfo(&buf, ", \"gpid\": " INT64_FORMAT "}", static_cast<int64>(b.gpid));
+        else
+            appendStringInfoString(&buf, ", \"gpid\": null}");
     }
     if (r.blockers.count > static_cast<uint32>(kMaxLockBlockers))
         appendStringInfo(&buf, "%s{\"more\": %u}", n > 0 ? ", " : "", r.blockers.count - kMaxLockBlockers);
@@ -251,8 +257,8 @@ Datum pg_stat_waits_executions_internal(PG_FUNCTION_ARGS) {
         psw::exec_ring->for_each(rec, [&](const psw::ExecRecord &r) {
             CHECK_FOR_INTERRUPTS();
             bool visible = psw::can_see_queries_of(r.userid);
-            Datum v[11];
-            bool n[11] = {false, false, false, false, false, false, false, false, false, false, false};
+            Datum v[12];
+            bool n[12] = {false, false, false, false, false, false, false, false, false, false, false, false};
             v[0] = TimestampTzGetDatum(r.started);
             v[1] = TimestampTzGetDatum(r.ended);
             v[2] = Int32GetDatum(r.pid);
@@ -269,6 +275,8 @@ Datum pg_stat_waits_executions_internal(PG_FUNCTION_ARGS) {
             v[8] = Float8GetDatum(elapsed > waits ? elapsed - waits : 0.0);
             v[9] = psw::waits_json(r);
             v[10] = psw::blockers_json(r);
+            v[11] = Int64GetDatum(r.gpid);
+            n[11] = r.gpid == 0;
             tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
         });
         return static_cast<Datum>(0);

@@ -5,6 +5,7 @@
 namespace psw {
 
 bool wrappers_on = false;
+bool remote_reads_labelled = false;
 bool timed_plain = false;
 NodeWaits *explain_target = nullptr;
 
@@ -18,7 +19,7 @@ bool timing_may_go_plain() {
 }
 
 void timing_switches_changed(bool guc_on) {
-    wrappers_on = guc_on || explain_target != nullptr;
+    wrappers_on = guc_on || explain_target != nullptr || remote_reads_labelled;
     timed_plain = false;
 }
 

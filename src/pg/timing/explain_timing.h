@@ -15,8 +15,13 @@
 #pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
 
-// pg_stat_waits.timing or an armed EXPLAIN: the wrappers time calls.
+// pg_stat_waits.timing or an armed EXPLAIN: the wrappers time calls; or
+// remote_reads_labelled.
 extern bool wrappers_on;
+// Citus is preloaded (activity/citus.h): the wrappers tell a wait for
+// another server under ClientRead from the wait for the client, timing on
+// or off (set once at preload, by timing_install()).
+extern bool remote_reads_labelled;
 // pg_stat_waits.timing alone, MyProc set, the exit hook registered: the
 // timed path's usual case. Cleared by every change of the above and at
 // exit; set again by timing_may_go_plain().

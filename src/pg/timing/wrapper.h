@@ -30,10 +30,14 @@ namespace psw {
 // when a second has passed or the process is about to sleep idle (so an
 // idle backend's counters are never held back). (The wait for a client's
 // next message has a path of its own: client_read() below.)
+// kRemote: a ClientRead that waits for another server (Citus), inside the
+// statement: neither the end of a statement nor the client's idle time.
+template <bool kRemote = false>
 __attribute__((always_inline)) static inline int64 begin_call(uint32 info) {
-    if (__builtin_expect(any_flag(), 0) && info == WAIT_EVENT_CLIENT_READ) at_client_read();
+    const bool client = !kRemote && info == WAIT_EVENT_CLIENT_READ;
+    if (__builtin_expect(any_flag(), 0) && client) at_client_read();
     int64 t0 = now_ns();
-    if (anything_pending() && (info == WAIT_EVENT_CLIENT_READ || (info & 0xFF000000U) == PG_WAIT_ACTIVITY ||
+    if (anything_pending() && (client || (info & 0xFF000000U) == PG_WAIT_ACTIVITY ||
                                t0 - last_flush_ns >= kFlushIntervalNs))
         flush(t0);
     // The live wait start is shown only next to the wait event the process
@@ -208,8 +212,10 @@ struct Wrapper<C, R(A...)> {
             if (__builtin_expect(!wrappers_on, 1)) return real(a...);
             if constexpr (C == kCallEpollWait) {
                 if (MyProc != nullptr &&
-                    *static_cast<volatile uint32 *>(my_wait_event_info) == WAIT_EVENT_CLIENT_READ)
+                    *static_cast<volatile uint32 *>(my_wait_event_info) == WAIT_EVENT_CLIENT_READ) {
+                    if (__builtin_expect(remote_reads_labelled, 0)) return labelled_read(a...);
                     return client_read<Wrapper>(a...);
+                }
             }
             return timed(a...);
         }
@@ -227,6 +233,39 @@ struct Wrapper<C, R(A...)> {
         // adds, a flush's atomic adds) calls into libc or sets it.
         R r = real(a...);
         end_call(info, index_of(info), t0);
+        return r;
+    }
+
+    // Where Citus is preloaded (remote_reads_labelled): epoll_wait under
+    // ClientRead. Reading no message from its own client, the backend waits
+    // for another server (Citus's executor, its commit): its slot says so
+    // for the sampler while it waits, and the wait is timed as any other
+    // inside the statement, not as the wait for the client's next message
+    // (which would end the statement). Otherwise it is that wait, timed
+    // only if timing is on or an EXPLAIN armed (client_read()'s flag test).
+    __attribute__((noinline)) static R labelled_read(A... a) {
+        if (!pq_is_reading_msg()) return remote_read(a...);
+        if (!guc_timing && !any_flag()) return real(a...);
+        return client_read<Wrapper>(a...);
+    }
+
+    __attribute__((noinline)) static R remote_read(A... a) {
+        BackendSlot *s = my_live_slot();
+        if (s != nullptr) *reinterpret_cast<volatile uint8_t *>(&s->remote_read) = 1;
+        const uint32 info = WAIT_EVENT_CLIENT_READ;
+        R r;
+        if (timed_plain || explain_target != nullptr || timing_may_go_plain()) {
+            if (guc_timing && !exit_hook_registered) register_exit_hook();
+            const int64 t0 = guc_timing ? begin_call<true>(info) : now_ns();
+            r = real(a...);
+            const int64 t1 = now_ns();
+            const uint16_t idx = index_of(info);
+            if (explain_target != nullptr) explain_target->add(idx, 1, static_cast<uint64_t>(t1 - t0));
+            if (guc_timing) end_call_at(info, idx, t0, t1);
+        } else {
+            r = real(a...);
+        }
+        if (s != nullptr) *reinterpret_cast<volatile uint8_t *>(&s->remote_read) = 0;
         return r;
     }
 

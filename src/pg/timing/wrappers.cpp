@@ -10,6 +10,7 @@
 #include "../../core/got_patch.h"
 
 #include "wrapper.h"
+#include "../activity/citus.h"
 
 namespace psw {
 
@@ -64,6 +65,12 @@ void timing_install() {
     for (int c = 0; c < kBlockingCallCount; c++)
         if (patches[c].patched) mask |= 1u << c;
     interposed_mask_at_preload = mask;
+    // Where Citus is preloaded its waits for other servers, under ClientRead,
+    // are told from the wait for the client (wrapper.h, labelled_read()).
+    if (citus_preloaded && (mask & (1u << kCallEpollWait)) != 0) {
+        remote_reads_labelled = true;
+        wrappers_on = true;
+    }
     // The timed path's clock: RDTSC where the CPU and the kernel vouch for
     // the TSC (invariant, the kernel's clocksource), else clock_gettime.
     tsc_calibrate(&tsc_clock, 20);
