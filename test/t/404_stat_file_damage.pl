@@ -147,6 +147,36 @@ ok(!-e $file && !-e "$file.bad", 'and is removed');
 $node->stop;
 is(unpack('V', substr(read_bytes($file), 8, 4)), 3, 'the next shutdown writes format 3');
 
+# ---- slow runs saved by 1.2: the execs section's version 1 ------------------
+# Its records had no Citus global pids (ExecRecordV1 in
+# src/core/exec_record_v1.h: 1416 bytes; today's 1456 add 8 after queryid
+# and 8 after each of the 4 blockers). The file of format 2 (no CRCs to
+# recompute) with the section written back in version 1's layout loads
+# every slow run as saved, and the next shutdown writes version 2.
+{
+	my $x = stat_section($old, 'execs');
+	my ($size, $index_count, $pad, $records) = unpack('V v v Q<', substr($old, $x->{off}, 16));
+	is($size, 1456, 'the execs records are of the size this test converts');
+	my $payload = pack('V v v Q<', 1416, $index_count, $pad, $records);
+	for my $i (0 .. $records - 1)
+	{
+		my $r = substr($old, $x->{off} + 16 + $i * $size, $size);
+		$payload .= substr($r, 0, 40) . substr($r, 48, 224) . substr($r, 272, 24)
+		  . join('', map { substr($r, 296 + 32 * $_, 24) } 0 .. 3) . substr($r, 424, 1032);
+	}
+	my $v1 = $old;
+	substr($v1, $x->{head}, 24 + $x->{len}) = pack('Z8 V V Q<', 'execs', 1, 0, length($payload)) . $payload;
+	my $offset = start_with($v1);
+	like($log_since->($offset),
+		qr/is of format 2, without checksums: loaded profile, minutes, timing, execs after checking its values/,
+		'slow runs saved by 1.2 (execs version 1) load');
+	is_deeply(snapshot(), $ref, 'with every view as saved');
+	is($node->safe_psql('postgres', 'SELECT count(*), count(gpid) FROM pg_stat_waits_executions'),
+		"$records|0", 'every slow run, without a gpid');
+	$node->stop;
+	is(stat_section(read_bytes($file), 'execs')->{version}, 2, 'the next shutdown writes execs version 2');
+}
+
 my $now_minute = $pg_minute->();
 my %implausible = (
 	# the first entry's count: more than every sample recorded
