@@ -457,10 +457,11 @@ my ($c_n, $c_remote, $c_clientread, $c_events) = split /\|/, $coord->safe_psql('
 diag(sprintf('C on the coordinator: %d samples, %.1f%% Remote/OtherServer (%s)', $c_n, 100 * $c_remote / ($c_n || 1), $c_events));
 ok($c_n >= 100 && $c_remote >= 0.8 * $c_n,
 	"C's samples on the coordinator, by its gpid: mostly Remote/OtherServer ($c_remote of $c_n)");
-# A sample taken while the backend turns from reading its client's message
-# to running it can pair the new state with the old wait (the sampler reads
-# them lock-free): seen once in 314 samples. The Remote rule broken would
-# leave nearly all of them in Client/ClientRead.
+# One run on 16 had 1 of 314 in Client/ClientRead: probably a sample taken
+# as the backend turns from reading its client's message to running it,
+# pairing the new state with the old wait (the sampler reads them
+# lock-free); the offsets below say where, if it comes again. The Remote
+# rule broken would leave nearly all of them in Client/ClientRead.
 cmp_ok($c_clientread, '<=', 0.02 * $c_n, "at most 2% in Client/ClientRead ($c_clientread)");
 diag('  C in Client/ClientRead, from its query_start: ' . $coord->safe_psql('postgres', qq{
 	SELECT string_agg(format('%s (%s)', sample_time - query_start, state), ', ' ORDER BY sample_time)
