@@ -18,6 +18,7 @@ struct KnownType {
 const KnownType kKnownTypes[] = {
     {"CPU", "#2ca02c"},       {"IO", "#1f77b4"},        {"Lock", "#d62728"},       {"LWLock", "#ff7f0e"},
     {"BufferPin", "#8c564b"}, {"Buffer", "#8c564b"},    {"IPC", "#e377c2"},        {"Client", "#7f7f7f"},
+    {"Remote", "#9edae5"},  // pg_stat_waits' own: a Citus node waiting for another server
     {"Timeout", "#bcbd22"},   {"Extension", "#17becf"}, {"Unreported", "#9467bd"}, {"Activity", "#c49c94"},
 };
 const char *kExtraColors[] = {"#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3"};
