@@ -21,11 +21,14 @@ MODULE_big = pg_stat_waits
 # install script, copied at build time to sql/pg_stat_waits--<default_version>.sql
 # (not committed; make clean removes it). extension/ keeps what released
 # versions need: 1.0's full script (the base older versions install from and
-# test/t/040_upgrade.pl updates) and each upgrade step (CONTRIBUTING.md, "Versions").
+# test/t/040_upgrade.pl updates) and each upgrade step (CONTRIBUTING.md, "Versions");
+# extension/compat/ and extension/citus/ hold two companion extensions,
+# pg_wait_sampling_compat and pg_stat_waits_citus (SQL only).
 EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" pg_stat_waits.control)
 DATA_built = sql/pg_stat_waits--$(EXTVERSION).sql
 DATA = extension/pg_stat_waits--1.0.sql $(wildcard extension/pg_stat_waits--*--*.sql) \
-       $(wildcard extension/compat/pg_wait_sampling_compat*)
+       $(wildcard extension/compat/pg_wait_sampling_compat*) \
+       $(wildcard extension/citus/pg_stat_waits_citus*)
 PGFILEDESC = "pg_stat_waits - sampled and exact wait-event statistics"
 
 include sources.mk

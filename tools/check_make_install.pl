@@ -119,6 +119,9 @@ for my $case (@cases)
 	check(-f "$destdir$pg{pkglibdir}/pg_stat_waits.so" && -f "$destdir$pg{sharedir}/extension/pg_stat_waits.control",
 		"$name: the extension is installed");
 	check(-f "$destdir$pg{sharedir}/extension/pg_wait_sampling.control", "$name: the pg_wait_sampling drop-in is installed");
+	check(-f "$destdir$pg{sharedir}/extension/pg_stat_waits_citus.control"
+		  && -f "$destdir$pg{sharedir}/extension/pg_stat_waits_citus--1.0.sql",
+		"$name: pg_stat_waits_citus is installed");
 	my $report = "$destdir$pg{bindir}/pg_stat_waits_report";
 	if (@$hide)
 	{

@@ -11,9 +11,23 @@
 # active session on every node: Extension/Extension at every tick (about
 # 6,000 samples a minute), avg_active about 1. Its rounds are still sampled.
 #
-# Skips, saying why, on a major the pinned Citus (tools/citus/versions.tsv)
-# does not support, or when Citus is not built for the server under test
-# (tools/citus/build_citus.sh MAJOR; ./run test builds it).
+# Then the companion extension pg_stat_waits_citus (extension/citus/) on the
+# same cluster: its views answer on the coordinator and on a worker with
+# every node's rows and the right node ids; a distributed UPDATE blocked
+# 5 s on a worker by another distributed transaction adds up, in the
+# worker's Lock samples found by the blocked session's gpid after both
+# sessions ended, to the time the client measured, and names the holder's
+# gpid; a multi-shard query's coordinator backend waits in
+# Remote/OtherServer while its shard queries run; timing turned on on one
+# worker shows on that worker only; a stopped worker is a WARNING and a row
+# that says it did not answer.
+#
+# First, on every major (Citus or not): without Citus loaded,
+# CREATE EXTENSION pg_stat_waits_citus fails and says Citus is needed. The
+# cluster part is skipped, saying why, on a major the pinned Citus
+# (tools/citus/versions.tsv) does not support, or when Citus is not built
+# for the server under test (tools/citus/build_citus.sh MAJOR; ./run test
+# builds it).
 use strict;
 use warnings FATAL => 'all';
 
@@ -21,6 +35,7 @@ use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use PswTest;
 use Test::More;
+use Time::HiRes qw(time sleep);
 
 # The server's major, and the pinned Citus that supports it (the row
 # build_citus.sh builds), else the last row, to say what it supports.
@@ -41,12 +56,41 @@ die "no Citus row in tools/citus/versions.tsv" unless $version;
 # "16–18" for a run of majors, else "16, 18".
 my $supported =
   @majors > 1 && $majors[-1] - $majors[0] == $#majors ? "$majors[0]–$majors[-1]" : join(', ', @majors);
-plan skip_all => "Citus $version supports PostgreSQL $supported; this is $major"
-  unless grep { $_ == $major } @majors;
 my $pkglibdir = `pg_config --pkglibdir`;
 chomp $pkglibdir;
-plan skip_all => "Citus is not built for this server: tools/citus/build_citus.sh $major"
-  unless -e "$pkglibdir/citus.so";
+my $no_cluster =
+    !grep({ $_ == $major } @majors) ? "Citus $version supports PostgreSQL $supported; this is $major"
+  : !-e "$pkglibdir/citus.so"     ? "Citus is not built for this server: tools/citus/build_citus.sh $major"
+  :                                 undef;
+
+# pg_stat_waits_citus is installed with the extension, and needs Citus:
+# without it loaded (not installed here on 15 and 19, installed but not
+# preloaded on 16-18) CREATE EXTENSION fails, naming it.
+{
+	my $sharedir = `pg_config --sharedir`;
+	chomp $sharedir;
+	ok(-f "$sharedir/extension/pg_stat_waits_citus.control" && -f "$sharedir/extension/pg_stat_waits_citus--1.0.sql",
+		'pg_stat_waits_citus is installed with the extension');
+	my $plain = psw_node('no_citus', extensions => 1);
+	my ($rc, $out, $err) = $plain->psql('postgres', 'CREATE EXTENSION pg_stat_waits_citus');
+	ok($rc != 0 && $err =~ /required extension "citus" is not installed/,
+		'without Citus, CREATE EXTENSION pg_stat_waits_citus fails: citus is required')
+	  or diag("rc $rc: $err");
+	($rc, $out, $err) = $plain->psql('postgres', 'CREATE EXTENSION pg_stat_waits_citus CASCADE');
+	ok($rc != 0 && $err =~ /citus/i, 'and with CASCADE too, naming Citus (not available, or not preloaded)')
+	  or diag("rc $rc: $err");
+	note("CASCADE without Citus: " . join(' ', $err =~ /ERROR:\s*(.*)/));
+	is($plain->safe_psql('postgres', q{SELECT count(*) FROM pg_extension WHERE extname IN ('citus', 'pg_stat_waits_citus')}),
+		0, 'neither is left created');
+	$plain->stop;
+}
+
+if ($no_cluster)
+{
+  SKIP: { skip $no_cluster, 1; }
+	done_testing();
+	exit 0;
+}
 
 # A node of the cluster: TCP on 127.0.0.1, trusted; no SSL between the nodes
 # (the test servers are built without it) and no statistics sent home.
@@ -160,6 +204,318 @@ for my $node ($coord, @workers)
 # transaction, on the CPU and waiting for the other nodes' answers
 # (Client/ClientRead, and Extension/Extension on a node's socket).
 cmp_ok($daemon_work, '>', 0, "the maintenance daemons' work is sampled ($daemon_work samples over the nodes)");
+
+# ---------------------------------------------------------------------------
+# pg_stat_waits_citus: created on the coordinator, Citus creates it on every
+# node (in the same schema, which the views' commands rely on).
+$coord->safe_psql('postgres', 'CREATE EXTENSION pg_stat_waits_citus');
+my %id_of = map { my ($port, $id) = split /\|/; ($name_of{$port} => $id) }
+  split /\n/, $coord->safe_psql('postgres', 'SELECT nodeport, nodeid FROM pg_dist_node');
+my %node_of = ('coordinator' => $coord, worker1 => $workers[0], worker2 => $workers[1]);
+my @ids = sort { $a <=> $b } values %id_of;
+my $gpid_base = 10_000_000_000;
+for my $name (sort keys %node_of)
+{
+	my $node = $node_of{$name};
+	is( $node->safe_psql('postgres',
+			q{SELECT extversion || ' ' || extnamespace::regnamespace FROM pg_extension WHERE extname = 'pg_stat_waits_citus'}),
+		'1.0 public',
+		"$name: pg_stat_waits_citus is there, in the coordinator's schema");
+	# Citus's own gpids say which node id it gives this node.
+	is( $node->safe_psql('postgres',
+			"SELECT pg_stat_waits_citus_local_nodeid() || ' ' || citus_backend_gpid() / $gpid_base"),
+		"$id_of{$name} $id_of{$name}",
+		"$name: pg_stat_waits_citus_local_nodeid() is its pg_dist_node id and its gpids' node id");
+}
+
+# A session on each node that sleeps a second: samples whose pid and
+# node are known, found by the gpid Citus gives a session there.
+my %probe;
+{
+	my %s = map { ($_ => psw_session($node_of{$_})) } sort keys %node_of;
+	for my $name (sort keys %s)
+	{
+		my ($pid, $gpid) = split /\|/, sql($s{$name}, 'SELECT pg_backend_pid(), citus_backend_gpid()');
+		$probe{$name} = { pid => $pid, gpid => $gpid };
+		send_sql($s{$name}, 'SELECT pg_sleep(1)');
+	}
+	for my $name (sort keys %s)
+	{
+		finish_sql($s{$name});
+		$s{$name}->quit;
+	}
+}
+
+# A parallel worker's rows are its leader's session's: the leader's gpid.
+# debug_parallel_query runs the sleep in a parallel worker under a Gather.
+{
+	my $s = psw_session($coord, 'SET debug_parallel_query = on');
+	my ($pid, $gpid) = split /\|/, sql($s, 'SELECT pg_backend_pid(), citus_backend_gpid()');
+	sql($s, 'SELECT pg_sleep(0.5)');
+	$s->quit;
+	my ($n, $in_worker) = split / /, $coord->safe_psql('postgres', qq{
+		SELECT count(*) || ' ' || count(*) FILTER (WHERE pid <> $pid AND leader_pid = $pid)
+		  FROM pg_stat_waits_cluster_history('5 min', gpid => $gpid) WHERE wait_event = 'PgSleep'});
+	ok($n >= 20 && $in_worker == $n, "a parallel worker's samples carry its leader's gpid ($in_worker of $n in PgSleep)");
+}
+
+# Each node's own figures, to compare with what the views bring from it.
+my %own;
+for my $name (sort keys %node_of)
+{
+	$own{$name} = $node_of{$name}->safe_psql('postgres',
+		q{SELECT sampler_pid || '|' || sample_period_ms || '|' || (SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_waits')
+		    FROM pg_stat_waits_status});
+}
+
+for my $reader ('coordinator', 'worker1')
+{
+	my $node = $node_of{$reader};
+	my $q = sub { my ($sql) = @_; return $node->safe_psql('postgres', $sql); };
+
+	is($q->('SELECT string_agg(DISTINCT nodeid::text, \',\' ORDER BY nodeid::text) FROM pg_stat_waits_cluster_activity'),
+		join(',', sort @ids), "on the $reader: pg_stat_waits_cluster_activity has rows of the 3 nodes");
+	for my $name (sort keys %node_of)
+	{
+		my $pid = $daemon_pid{$name};
+		is( $q->("SELECT nodeid || ' ' || gpid FROM pg_stat_waits_cluster_activity WHERE pid = $pid"),
+			"$id_of{$name} " . ($id_of{$name} * $gpid_base + $pid),
+			"on the $reader: the $name\'s maintenance daemon is one row, with its node id and gpid");
+
+		my ($gpid, $ppid) = @{ $probe{$name} }{qw(gpid pid)};
+		my ($n, $right, $sleep) = split /\|/, $q->(qq{
+			SELECT count(*), count(*) FILTER (WHERE nodeid = $id_of{$name} AND pid = $ppid),
+			       count(*) FILTER (WHERE wait_event = 'PgSleep')
+			  FROM pg_stat_waits_cluster_history('5 min', gpid => $gpid)});
+		ok($n >= 10 && $right == $n && $sleep >= 10,
+			"on the $reader: pg_stat_waits_cluster_history(gpid => the $name probe's) is its samples, on its node ($n, $right, $sleep in PgSleep)");
+	}
+	is($q->("SELECT string_agg(DISTINCT nodeid::text, ',' ORDER BY nodeid::text) FROM pg_stat_waits_cluster_history('5 min')"),
+		join(',', sort @ids), "on the $reader: pg_stat_waits_cluster_history has rows of the 3 nodes");
+
+	# n is per node: one row a node with n => 1; and each node's top 10 of
+	# the last minute count its probe's sleep.
+	is($q->(q{SELECT string_agg(nodeid::text, ',' ORDER BY nodeid) FROM pg_stat_waits_cluster_top('5 min', 1)}),
+		join(',', @ids), "on the $reader: pg_stat_waits_cluster_top(n => 1) is one row a node");
+	is( $q->(q{SELECT string_agg(nodeid::text, ',' ORDER BY nodeid) FROM pg_stat_waits_cluster_top('1 min', 10)
+		        WHERE wait_event = 'PgSleep' AND samples >= 100}),
+		join(',', @ids), "on the $reader: pg_stat_waits_cluster_top counts each node's probe in that node's PgSleep");
+	cmp_ok($q->(q{SELECT max(s) FROM (SELECT sum(pct) s FROM pg_stat_waits_cluster_top('5 min', 1000) GROUP BY nodeid) t}),
+		'<=', 100.001, "on the $reader: pg_stat_waits_cluster_top's pct adds up to at most 100 per node");
+
+	is( $q->(q{SELECT string_agg(concat_ws('|', nodeid, answered, timing, sampler_pid, sample_period_ms, version,
+		                                    samples_taken > 0, error IS NULL), ',' ORDER BY nodeid)
+		         FROM pg_stat_waits_cluster_status}),
+		join(',', map { my $n = $_; my ($name) = grep { $id_of{$_} == $n } keys %id_of; "$n|t|f|$own{$name}|t|t" } @ids),
+		"on the $reader: pg_stat_waits_cluster_status: every node answered, timing off, its sampler, period and version");
+}
+
+# A role with no privilege of its own reads them too (granted to PUBLIC, as
+# pg_stat_waits' views), through its own connections to every node, each
+# of which hides other users' queryids from it, as pg_stat_activity does.
+$coord->safe_psql('postgres', 'CREATE ROLE psw_reader LOGIN');    # Citus creates it on every node
+{
+	my $sql = "SELECT count(*) || ' ' || count(queryid) FROM pg_stat_waits_cluster_history('5 min', gpid => $probe{worker1}{gpid})";
+	my ($all, $with_id) = split / /, $coord->safe_psql('postgres', $sql);
+	my ($r_all, $r_with_id) = split / /, $coord->safe_psql('postgres', $sql, extra_params => [ '-U', 'psw_reader' ]);
+	ok($all >= 100 && $with_id == $all && $r_all == $all && $r_with_id == 0,
+		"a plain role reads the worker1 probe's samples ($r_all of $all) without their queryids ($r_with_id, superuser $with_id)");
+	is( $coord->safe_psql('postgres', 'SELECT string_agg(nodeid || \':\' || answered, \',\' ORDER BY nodeid) FROM pg_stat_waits_cluster_status',
+			extra_params => [ '-U', 'psw_reader' ]),
+		join(',', map { "$_:true" } @ids), 'and the status of every node');
+}
+
+# Bad arguments are refused before any node is asked.
+for my $bad ("pg_stat_waits_cluster_history('-1 min')", "pg_stat_waits_cluster_history(NULL)",
+	"pg_stat_waits_cluster_top('0')", "pg_stat_waits_cluster_top('1 min', 0)")
+{
+	my ($rc, $out, $err) = $coord->psql('postgres', "SELECT * FROM $bad");
+	ok($rc != 0 && $err =~ /must (?:be (?:a )?positive|not be NULL)/, "$bad is refused") or diag($err);
+}
+
+# ---------------------------------------------------------------------------
+# Exact timing turned on on one node (ALTER SYSTEM and a reload there): the
+# status shows it on there and nowhere else. Then on every node the way
+# docs/citus.md says to turn it on across the cluster, through
+# run_command_on_all_nodes, and off again.
+my $timing_of = sub {
+	return $coord->safe_psql('postgres',
+		q{SELECT string_agg(nodeid || ':' || coalesce(timing::text, '-'), ',' ORDER BY nodeid) FROM pg_stat_waits_cluster_status});
+};
+my $timing_on = sub { my %on = map { ($id_of{$_} => 1) } @_; join(',', map { "$_:" . ($on{$_} ? 'true' : 'false') } @ids) };
+$workers[1]->safe_psql('postgres', 'ALTER SYSTEM SET pg_stat_waits.timing = on; SELECT pg_reload_conf()');
+ok(wait_until(sub { $timing_of->() eq $timing_on->('worker2') }), 'timing on on worker2 only: ' . $timing_of->());
+$workers[1]->safe_psql('postgres', 'ALTER SYSTEM RESET pg_stat_waits.timing; SELECT pg_reload_conf()');
+ok(wait_until(sub { $timing_of->() eq $timing_on->() }), 'and off everywhere after RESET there: ' . $timing_of->());
+$coord->safe_psql('postgres', q{
+	SELECT * FROM run_command_on_all_nodes('ALTER SYSTEM SET pg_stat_waits.timing = on');
+	SELECT * FROM run_command_on_all_nodes('SELECT pg_reload_conf()')});
+ok(wait_until(sub { $timing_of->() eq $timing_on->(keys %node_of) }), 'on everywhere through run_command_on_all_nodes: ' . $timing_of->());
+$coord->safe_psql('postgres', q{
+	SELECT * FROM run_command_on_all_nodes('ALTER SYSTEM RESET pg_stat_waits.timing');
+	SELECT * FROM run_command_on_all_nodes('SELECT pg_reload_conf()')});
+ok(wait_until(sub { $timing_of->() eq $timing_on->() }), 'and off again: ' . $timing_of->());
+
+# ---------------------------------------------------------------------------
+# One distributed UPDATE blocked on a worker by another distributed
+# transaction: A updates row 1 in an open transaction, B (its gpid taken
+# first) updates the same row and waits on the shard's worker, in its
+# citus_internal connection, on A's transaction id; A commits 5 s after B
+# sent its UPDATE. B's wait is measured by the client.
+my $shard_id = $coord->safe_psql('postgres', q{
+	SELECT n.nodeid FROM pg_dist_placement p JOIN pg_dist_node n USING (groupid)
+	 WHERE p.shardid = get_shard_id_for_distribution_column('items', 1)});
+my ($shard_name) = grep { $id_of{$_} == $shard_id } keys %id_of;
+my $shard_node = $node_of{$shard_name};
+my $sa = psw_session($coord, 'BEGIN', 'UPDATE items SET v = v + 1 WHERE id = 1');
+my $gpid_a = sql($sa, 'SELECT citus_backend_gpid()');
+my $sb = psw_session($coord);
+my $gpid_b = sql($sb, 'SELECT citus_backend_gpid()');
+my $t0 = time;
+send_sql($sb, 'UPDATE items SET v = v + 1 WHERE id = 1');
+ok( wait_until(
+		sub {
+			$shard_node->safe_psql('postgres',
+				"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'citus_internal gpid=$gpid_b' AND wait_event = 'transactionid'"
+			) == 1;
+		}),
+	"B's UPDATE waits on $shard_name, behind A");
+sleep($t0 + 5 - time) if $t0 + 5 > time;
+sql($sa, 'COMMIT');
+my (undef, $b_err) = finish_sql($sb);
+my $blocked = time - $t0;
+is($b_err, '', "B's UPDATE went through once A committed");
+$_->quit for ($sa, $sb);
+ok( wait_until(
+		sub {
+			$shard_node->safe_psql('postgres',
+				"SELECT count(*) FROM pg_stat_activity WHERE application_name IN ('citus_internal gpid=$gpid_a', 'citus_internal gpid=$gpid_b')"
+			) == 0;
+		},
+		30),
+	"A's and B's backends on $shard_name have exited");
+sleep 5;
+my ($samples, $period, $detailed, $naming_a) = split /\|/, $coord->safe_psql('postgres', qq{
+	SELECT count(*), (SELECT sample_period_ms FROM pg_stat_waits_cluster_status WHERE nodeid = $shard_id),
+	       count(blocker_details), count(*) FILTER (WHERE blocker_details \@> '[{"gpid": $gpid_a}]')
+	  FROM pg_stat_waits_cluster_history('10 min', gpid => $gpid_b)
+	 WHERE nodeid = $shard_id AND wait_event_type = 'Lock' AND wait_event = 'transactionid'});
+my $sampled = $samples * $period / 1000;
+diag(sprintf('B blocked %.3f s (client); %d Lock/transactionid samples x %d ms on %s = %.3f s (%+.1f%%)',
+		$blocked, $samples, $period, $shard_name, $sampled, 100 * ($sampled - $blocked) / $blocked));
+cmp_ok(abs($sampled - $blocked), '<=', 0.15 * $blocked,
+	"B's Lock/transactionid samples on $shard_name, by its gpid after it ended, add up to its blocked time within 15%");
+ok($detailed > 0 && $detailed >= 0.9 * $samples && $naming_a == $detailed,
+	"and their blocker_details name A's gpid ($naming_a of $detailed with details, of $samples)");
+
+# ---------------------------------------------------------------------------
+# A multi-shard query that sleeps 3 s in each shard, on the workers: one
+# row in each of 4 shards, so each shard query sleeps once.
+$coord->safe_psql('postgres', q{
+	SET citus.shard_count = 4;
+	CREATE TABLE sleepy (id int);
+	SELECT create_distributed_table('sleepy', 'id');
+	INSERT INTO sleepy SELECT min(g) FROM generate_series(1, 1000) g
+	 GROUP BY get_shard_id_for_distribution_column('sleepy', g)});
+is($coord->safe_psql('postgres', q{SELECT count(*) || ' ' || count(DISTINCT get_shard_id_for_distribution_column('sleepy', id)) FROM sleepy}),
+	'4 4', 'sleepy: one row in each of its 4 shards');
+my $sleepy = 'SELECT count(pg_sleep(3)) FROM sleepy';
+my $plan = $coord->safe_psql('postgres', "EXPLAIN (VERBOSE, COSTS OFF) $sleepy");
+ok($plan =~ /Task Count: 4/ && $plan =~ /Query: SELECT count\(pg_sleep/, 'its count(pg_sleep()) runs in the shard queries')
+  or diag($plan);
+my $sc = psw_session($coord);
+my ($pid_c, $gpid_c) = split /\|/, sql($sc, 'SELECT pg_backend_pid(), citus_backend_gpid()');
+my $c0 = time;
+send_sql($sc, $sleepy);
+# When its shard queries sleep on both workers, the coordinator's backend
+# waits for them.
+my $seen;
+ok( wait_until(
+		sub {
+			$seen = $coord->safe_psql('postgres', qq{
+				SELECT (SELECT count(DISTINCT nodeid) FROM pg_stat_waits_cluster_activity a
+				         WHERE a.gpid = $gpid_c AND a.wait_event = 'PgSleep' AND a.nodeid <> $id_of{coordinator})
+				    || '|' || coalesce((SELECT a.wait_event_type || '/' || a.wait_event FROM pg_stat_waits_cluster_activity a
+				                         WHERE a.gpid = $gpid_c AND a.nodeid = $id_of{coordinator} AND a.pid = $pid_c), '-')});
+			$seen =~ /^2\|/;
+		}),
+	"C's shard queries sleep on both workers ($seen)");
+is((split /\|/, $seen)[1], 'Remote/OtherServer',
+	"meanwhile pg_stat_waits_cluster_activity shows C on the coordinator waiting in Remote/OtherServer");
+my (undef, $c_err) = finish_sql($sc);
+my $c_time = time - $c0;
+is($c_err, '', sprintf('C ran %.2f s', $c_time));
+$sc->quit;
+my ($c_n, $c_remote, $c_clientread, $c_events) = split /\|/, $coord->safe_psql('postgres', qq{
+	SELECT count(*), count(*) FILTER (WHERE wait_event_type = 'Remote' AND wait_event = 'OtherServer'),
+	       count(*) FILTER (WHERE wait_event_type = 'Client' AND wait_event = 'ClientRead'),
+	       (SELECT string_agg(e || ' ' || n, ', ' ORDER BY n DESC) FROM (
+	          SELECT wait_event_type || '/' || wait_event e, count(*) n FROM pg_stat_waits_cluster_history('5 min', gpid => $gpid_c)
+	           WHERE nodeid = $id_of{coordinator} GROUP BY 1) t)
+	  FROM pg_stat_waits_cluster_history('5 min', gpid => $gpid_c)
+	 WHERE nodeid = $id_of{coordinator}});
+diag(sprintf('C on the coordinator: %d samples, %.1f%% Remote/OtherServer (%s)', $c_n, 100 * $c_remote / ($c_n || 1), $c_events));
+ok($c_n >= 100 && $c_remote >= 0.8 * $c_n,
+	"C's samples on the coordinator, by its gpid: mostly Remote/OtherServer ($c_remote of $c_n)");
+# One run on 16 had 1 of 314 in Client/ClientRead: probably a sample taken
+# as the backend turns from reading its client's message to running it,
+# pairing the new state with the old wait (the sampler reads them
+# lock-free); the offsets below say where, if it comes again. The Remote
+# rule broken would leave nearly all of them in Client/ClientRead.
+cmp_ok($c_clientread, '<=', 0.02 * $c_n, "at most 2% in Client/ClientRead ($c_clientread)");
+diag('  C in Client/ClientRead, from its query_start: ' . $coord->safe_psql('postgres', qq{
+	SELECT string_agg(format('%s (%s)', sample_time - query_start, state), ', ' ORDER BY sample_time)
+	  FROM pg_stat_waits_cluster_history('5 min', gpid => $gpid_c)
+	 WHERE nodeid = $id_of{coordinator} AND wait_event_type = 'Client' AND wait_event = 'ClientRead'}))
+  if $c_clientread;
+my $c_workers = $coord->safe_psql('postgres', qq{
+	SELECT string_agg(nodeid || ':' || n, ',' ORDER BY nodeid) FROM (
+	  SELECT nodeid, count(*) n FROM pg_stat_waits_cluster_history('5 min', gpid => $gpid_c)
+	   WHERE wait_event = 'PgSleep' GROUP BY 1 HAVING count(*) >= 100) t});
+is($c_workers =~ s/:\d+//gr, join(',', sort { $a <=> $b } map { $id_of{$_} } 'worker1', 'worker2'),
+	"and its shard queries' samples on both workers carry its gpid, in PgSleep ($c_workers)");
+
+# On 16 and 17 the query id of a shard query covers its shard table's oid:
+# each shard's query on a node has its own (and two nodes' shards may share
+# one, their oids being each server's own); 18 jumbles the table's name as
+# the query names it, and Citus names each shard table by the distributed
+# table's name: one query id a node.
+my $shards_per_node = $coord->safe_psql('postgres', q{
+	SELECT string_agg(n::text, ',' ORDER BY nodeid) FROM (
+	  SELECT n.nodeid, count(*) n FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) JOIN pg_dist_node n USING (groupid)
+	   WHERE s.logicalrelid = 'sleepy'::regclass GROUP BY 1) t});
+my $qids_per_node = $coord->safe_psql('postgres', qq{
+	SELECT string_agg(n::text, ',' ORDER BY nodeid) FROM (
+	  SELECT nodeid, count(DISTINCT queryid) n FROM pg_stat_waits_cluster_history('5 min', gpid => $gpid_c)
+	   WHERE wait_event = 'PgSleep' GROUP BY 1) t});
+is($qids_per_node, $major >= 18 ? join(',', map { 1 } split /,/, $shards_per_node) : $shards_per_node,
+	"the shard queries' query ids on each worker: "
+	  . ($major >= 18 ? 'one' : 'one a shard') . " ($qids_per_node; shards $shards_per_node)");
+
+# ---------------------------------------------------------------------------
+# A node that does not answer: worker2 stopped. The status says so, with a
+# WARNING naming its node id; the other nodes' rows still come.
+$workers[1]->stop;
+my ($rc, $out, $err) = $coord->psql('postgres', q{
+	SELECT string_agg(nodeid || ':' || answered || ':' || (error IS NOT NULL), ',' ORDER BY nodeid) FROM pg_stat_waits_cluster_status});
+is($out, join(',', map { "$_:" . ($_ == $id_of{worker2} ? 'false:true' : 'true:false') } @ids),
+	'with worker2 stopped, pg_stat_waits_cluster_status says it did not answer, and why');
+like($err, qr/WARNING:.*node id $id_of{worker2}\b/, 'with a WARNING naming its node id');
+($rc, $out, $err) = $coord->psql('postgres',
+	q{SELECT string_agg(DISTINCT nodeid::text, ',' ORDER BY nodeid::text) FROM pg_stat_waits_cluster_activity});
+is($out, join(',', sort grep { $_ != $id_of{worker2} } @ids), 'pg_stat_waits_cluster_activity has the other nodes\' rows');
+like($err, qr/WARNING:.*node id $id_of{worker2}\b/, 'and the same WARNING');
+
+# pg_stat_waits older than 1.3 (no gpid column) is refused, by name; once
+# updated, the companion is created. A database of its own on the
+# coordinator, with Citus and pg_stat_waits 1.2.
+$coord->safe_psql('postgres', 'CREATE DATABASE old_psw');
+$coord->safe_psql('old_psw', q{CREATE EXTENSION citus; CREATE EXTENSION pg_stat_waits VERSION '1.2'});
+($rc, $out, $err) = $coord->psql('old_psw', 'CREATE EXTENSION pg_stat_waits_citus');
+ok($rc != 0 && $err =~ /needs pg_stat_waits 1\.3 or later/, 'over pg_stat_waits 1.2, CREATE EXTENSION pg_stat_waits_citus fails: it needs 1.3')
+  or diag("rc $rc: $err");
+($rc, $out, $err) = $coord->psql('old_psw', 'ALTER EXTENSION pg_stat_waits UPDATE; CREATE EXTENSION pg_stat_waits_citus');
+is($rc, 0, 'after ALTER EXTENSION pg_stat_waits UPDATE it is created') or diag($err);
 
 $_->stop for (@workers, $coord);
 done_testing();
