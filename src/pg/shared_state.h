@@ -48,9 +48,9 @@ struct alignas(64) BackendSlot {
     // monotonic start in ns of the blocking call in progress, 0 if none.
     int64 wait_start_ns;
     uint32 wait_start_info;
-    // Where Citus is preloaded: 1 while the backend waits in ClientRead for
-    // another server, not for its own client (activity/citus.h,
-    // kWaitRemoteRead; set by the wrappers around the wait).
+    // Where Citus is preloaded: 1 when the backend's last wait in ClientRead
+    // was for another server, not for its own client (activity/citus.h,
+    // kWaitRemoteRead; the wrappers set it as each such wait begins).
     uint8_t remote_read;
     // Exact timing: whether the backend holds finished statements' CPU rows
     // not yet in the shared per-query table, and the last reader request

@@ -182,7 +182,7 @@ static inline bool waits_at_work(uint32 info) {
 // Where Citus is preloaded: the gpid of a client backend (of a parallel
 // worker: its leader's) from its application_name, and whether its
 // ClientRead is the wait for another server its slot says it is (the
-// wrappers publish it: timing/wrapper.h, remote_read()). Other processes
+// wrappers publish it: timing/wrapper.h, labelled_read()). Other processes
 // carry no gpid.
 static void read_citus(uint32 procno, const volatile PGPROC *proc, const volatile PgBackendStatus *entry,
                        const volatile BackendSlot *slot, ProcSample *out) {

@@ -239,19 +239,29 @@ struct Wrapper<C, R(A...)> {
     // Where Citus is preloaded (remote_reads_labelled): epoll_wait under
     // ClientRead. Reading no message from its own client, the backend waits
     // for another server (Citus's executor, its commit): its slot says so
-    // for the sampler while it waits, and the wait is timed as any other
-    // inside the statement, not as the wait for the client's next message
-    // (which would end the statement). Otherwise it is that wait, timed
-    // only if timing is on or an EXPLAIN armed (client_read()'s flag test).
+    // for the sampler, and the wait is timed as any other inside the
+    // statement, not as the wait for the client's next message (which would
+    // end the statement). Otherwise it is that wait, timed only if timing is
+    // on or an EXPLAIN armed (client_read()'s flag test).
+    //
+    // The slot's flag says which kind of ClientRead came last, and stays
+    // until the other kind comes: the sampler reads it only beside a
+    // ClientRead, and a flag cleared after each wait would leave a window
+    // at both ends of every one (PostgreSQL reports the wait before the
+    // call and clears it after) where a wait for the workers read as one
+    // for the client. Now a sample can catch the old kind only as the
+    // backend turns from one kind to the other.
     __attribute__((noinline)) static R labelled_read(A... a) {
-        if (!pq_is_reading_msg()) return remote_read(a...);
+        BackendSlot *s = my_live_slot();
+        const bool remote = !pq_is_reading_msg();
+        if (s != nullptr && s->remote_read != static_cast<uint8_t>(remote))
+            *reinterpret_cast<volatile uint8_t *>(&s->remote_read) = remote;
+        if (remote) return remote_read(a...);
         if (!guc_timing && !any_flag()) return real(a...);
         return client_read<Wrapper>(a...);
     }
 
     __attribute__((noinline)) static R remote_read(A... a) {
-        BackendSlot *s = my_live_slot();
-        if (s != nullptr) *reinterpret_cast<volatile uint8_t *>(&s->remote_read) = 1;
         const uint32 info = WAIT_EVENT_CLIENT_READ;
         R r;
         if (timed_plain || explain_target != nullptr || timing_may_go_plain()) {
@@ -265,7 +275,6 @@ struct Wrapper<C, R(A...)> {
         } else {
             r = real(a...);
         }
-        if (s != nullptr) *reinterpret_cast<volatile uint8_t *>(&s->remote_read) = 0;
         return r;
     }
 
