@@ -166,6 +166,8 @@ is(unpack('V', substr(read_bytes($file), 8, 4)), 3, 'the next shutdown writes fo
 	}
 	my $v1 = $old;
 	substr($v1, $x->{head}, 24 + $x->{len}) = pack('Z8 V V Q<', 'execs', 1, 0, length($payload)) . $payload;
+	# The trailer (the last 24 bytes) holds the length of what precedes it.
+	substr($v1, -8, 8) = pack('Q<', length($v1) - 24);
 	my $offset = start_with($v1);
 	like($log_since->($offset),
 		qr/is of format 2, without checksums: loaded profile, minutes, timing, execs after checking its values/,
