@@ -167,7 +167,7 @@ my $daemon_work = 0;
 for my $node ($coord, @workers)
 {
 	my $name = $name_of{ $node->port };
-	my ($samples, $top, $daemon, $n, $ext, $ticks, $active) = split /\|/, $node->safe_psql('postgres', qq{
+	my ($samples, $top, $daemon, $n, $ext, $ticks, $active, $ext_others) = split /\|/, $node->safe_psql('postgres', qq{
 		WITH top AS (SELECT * FROM pg_stat_waits_top('1 day', 1000)),
 		daemon AS (
 			SELECT coalesce(wait_event_type, '-') w, coalesce(wait_event, '-') e, count(*) n
@@ -184,7 +184,10 @@ for my $node ($coord, @workers)
 		       (SELECT coalesce(sum(n), 0) FROM daemon),
 		       (SELECT coalesce(sum(samples), 0) FROM top WHERE wait_event_type = 'Extension' AND wait_event = 'Extension'),
 		       (SELECT samples_taken FROM pg_stat_waits_status),
-		       (SELECT coalesce(max(active), 0) FROM buckets)});
+		       (SELECT coalesce(max(active), 0) FROM buckets),
+		       (SELECT count(*) FROM pg_stat_waits_history
+		         WHERE wait_event_type = 'Extension' AND wait_event = 'Extension' AND pid <> $daemon_pid{$name}
+		           AND sample_time >= (SELECT stats_reset FROM pg_stat_waits_status))});
 	$daemon_work += $n;
 	diag("$name: $samples samples in $idle_seconds s: $top; the maintenance daemon's: $daemon");
 	# The daemon's sleep is gone; what stays of Extension/Extension is its
@@ -197,6 +200,10 @@ for my $node ($coord, @workers)
 	cmp_ok($ext, '<', $ticks / 20,
 		"$name: Extension/Extension in under 5% of the ticks over the idle minute ($ext of $ticks)");
 	cmp_ok($active, '<', 0.05, "$name: average active sessions over the idle minute below 0.05 ($active)");
+	# The Extension/Extension rows left are the daemon's rounds, nobody
+	# else's: the acceptance's "the daemon's deadlock-detection rounds may
+	# appear".
+	is($ext_others, 0, "$name: every Extension/Extension sample of the idle minute is the maintenance daemon's");
 }
 
 # Its work is still sampled: its rounds (distributed deadlock detection
