@@ -167,7 +167,8 @@ my $daemon_work = 0;
 for my $node ($coord, @workers)
 {
 	my $name = $name_of{ $node->port };
-	my ($samples, $top, $daemon, $n, $ext, $ticks, $active, $ext_others) = split /\|/, $node->safe_psql('postgres', qq{
+	my ($samples, $top, $daemon, $n, $ext, $ticks, $active, $ext_others, $daemon_client) =
+	  split /\|/, $node->safe_psql('postgres', qq{
 		WITH top AS (SELECT * FROM pg_stat_waits_top('1 day', 1000)),
 		daemon AS (
 			SELECT coalesce(wait_event_type, '-') w, coalesce(wait_event, '-') e, count(*) n
@@ -187,7 +188,8 @@ for my $node ($coord, @workers)
 		       (SELECT coalesce(max(active), 0) FROM buckets),
 		       (SELECT count(*) FROM pg_stat_waits_history
 		         WHERE wait_event_type = 'Extension' AND wait_event = 'Extension' AND pid <> $daemon_pid{$name}
-		           AND sample_time >= (SELECT stats_reset FROM pg_stat_waits_status))});
+		           AND sample_time >= (SELECT stats_reset FROM pg_stat_waits_status)),
+		       (SELECT coalesce(sum(n), 0) FROM daemon WHERE w = 'Client' AND e = 'ClientRead')});
 	$daemon_work += $n;
 	diag("$name: $samples samples in $idle_seconds s: $top; the maintenance daemon's: $daemon");
 	# The daemon's sleep is gone; what stays of Extension/Extension is its
@@ -204,12 +206,17 @@ for my $node ($coord, @workers)
 	# else's: the acceptance's "the daemon's deadlock-detection rounds may
 	# appear".
 	is($ext_others, 0, "$name: every Extension/Extension sample of the idle minute is the maintenance daemon's");
+	# A background worker has no client: its ClientRead waits for another
+	# node, and shows as Remote/OtherServer.
+	is($daemon_client, 0, "$name: none of the daemon's samples is in Client/ClientRead");
 }
 
 # Its work is still sampled: its rounds (distributed deadlock detection
 # every 2 s on every node, 2PC recovery every minute) run in a
 # transaction, on the CPU and waiting for the other nodes' answers
-# (Client/ClientRead, and Extension/Extension on a node's socket).
+# (Remote/OtherServer: its ClientRead, which a background worker with no
+# client of its own waits only for another server; and Extension/Extension
+# on a node's socket).
 cmp_ok($daemon_work, '>', 0, "the maintenance daemons' work is sampled ($daemon_work samples over the nodes)");
 
 # ---------------------------------------------------------------------------

@@ -182,8 +182,10 @@ static inline bool waits_at_work(uint32 info) {
 // Where Citus is preloaded: the gpid of a client backend (of a parallel
 // worker: its leader's) from its application_name, and whether its
 // ClientRead is the wait for another server its slot says it is (the
-// wrappers publish it: timing/wrapper.h, labelled_read()). Other processes
-// carry no gpid.
+// wrappers publish it: timing/wrapper.h, labelled_read()). A background
+// worker has no client: its ClientRead (Citus's maintenance daemon in its
+// rounds) is always another server's, as its slot says too. Other
+// processes carry no gpid.
 static void read_citus(uint32 procno, const volatile PGPROC *proc, const volatile PgBackendStatus *entry,
                        const volatile BackendSlot *slot, ProcSample *out) {
     if (out->leader_pid != 0) {
@@ -192,8 +194,8 @@ static void read_citus(uint32 procno, const volatile PGPROC *proc, const volatil
             leader != nullptr ? find_status_entry(static_cast<uint32>(compat_procno_of(leader)), leader, out->leader_pid)
                               : nullptr;
         if (le != nullptr && le->st_backendType == B_BACKEND) out->gpid = citus_gpid_of_entry(le, out->leader_pid);
-    } else if (out->backend_type == B_BACKEND) {
-        out->gpid = citus_gpid_of_entry(entry, out->pid);
+    } else if (out->backend_type == B_BACKEND || out->backend_type == B_BG_WORKER) {
+        if (out->backend_type == B_BACKEND) out->gpid = citus_gpid_of_entry(entry, out->pid);
         out->remote_read = out->wait_event_info == WAIT_EVENT_CLIENT_READ && slot->remote_read != 0;
     }
 }
