@@ -4,6 +4,8 @@
 # database as a superuser with ON_ERROR_STOP, against a preloading server.
 # pg_stat_waits is created first unless the example creates it itself.
 # Settings an example changes with ALTER SYSTEM are reset afterwards.
+# Blocks fenced ```sql citus need a Citus cluster: 800_citus_cluster.pl runs
+# them (the fence does not match here).
 use strict;
 use warnings;
 use FindBin;

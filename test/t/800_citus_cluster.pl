@@ -507,6 +507,33 @@ is($qids_per_node, $major >= 18 ? join(',', map { 1 } split /,/, $shards_per_nod
 	  . ($major >= 18 ? 'one' : 'one a shard') . " ($qids_per_node; shards $shards_per_node)");
 
 # ---------------------------------------------------------------------------
+# docs/citus.md's examples for a cluster (its ```sql citus blocks, which
+# test/t/022_doc_examples.pl leaves out: it runs the docs on a server
+# without Citus) run as written on the coordinator; the timing they turn
+# on is turned off again.
+{
+	my $doc = "$FindBin::RealBin/../../docs/citus.md";
+	open my $fh, '<', $doc or die "$doc: $!";
+	my (@blocks, $block);
+	while (my $line = <$fh>)
+	{
+		if (!defined $block && $line =~ /^```sql citus[ \t]*$/) { $block = ''; next; }
+		next unless defined $block;
+		if ($line =~ /^```/) { push @blocks, $block; undef $block; }
+		else { $block .= $line; }
+	}
+	close $fh;
+	cmp_ok(scalar @blocks, '>=', 2, 'docs/citus.md has examples for a cluster');
+	for my $i (0 .. $#blocks)
+	{
+		my ($rc, $out, $err) = $coord->psql('postgres', $blocks[$i], on_error_stop => 1);
+		is($rc, 0, 'docs/citus.md: cluster example ' . ($i + 1) . ' runs') or diag($err);
+	}
+	$coord->safe_psql('postgres', q{SELECT * FROM run_command_on_all_nodes('ALTER SYSTEM RESET pg_stat_waits.timing')});
+	$coord->safe_psql('postgres', q{SELECT * FROM run_command_on_all_nodes('SELECT pg_reload_conf()')});
+}
+
+# ---------------------------------------------------------------------------
 # A node that does not answer: worker2 stopped. The status says so, with a
 # WARNING naming its node id; the other nodes' rows still come.
 $workers[1]->stop;
