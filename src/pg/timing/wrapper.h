@@ -221,14 +221,17 @@ struct Wrapper<C, R(A...)> {
         }
     }
 
+    // kRemote: a ClientRead that waits for another server (labelled_read()),
+    // timed as any other wait (begin_call<true>).
+    template <bool kRemote = false>
     __attribute__((noinline)) static R timed(A... a) {
         // Anything but pg_stat_waits.timing alone in a process with its
         // PGPROC (timed_plain: explain_timing.h) takes the other path.
-        if (__builtin_expect(!timed_plain, 0)) return timed_other(a...);
+        if (__builtin_expect(!timed_plain, 0)) return timed_other<kRemote>(a...);
         // (my_wait_event_info is never null: PostgreSQL points it at a
         // process-local word until the process has its PGPROC.)
         uint32 info = *static_cast<volatile uint32 *>(my_wait_event_info);
-        int64 t0 = begin_call(info);
+        int64 t0 = begin_call<kRemote>(info);
         // errno is the real call's: nothing after it (the clock, plain
         // adds, a flush's atomic adds) calls into libc or sets it.
         R r = real(a...);
@@ -256,33 +259,17 @@ struct Wrapper<C, R(A...)> {
         const bool remote = !pq_is_reading_msg();
         if (s != nullptr && s->remote_read != static_cast<uint8_t>(remote))
             *reinterpret_cast<volatile uint8_t *>(&s->remote_read) = remote;
-        if (remote) return remote_read(a...);
+        if (remote) return timed<true>(a...);
         if (!guc_timing && !any_flag()) return real(a...);
         return client_read<Wrapper>(a...);
     }
 
-    __attribute__((noinline)) static R remote_read(A... a) {
-        const uint32 info = WAIT_EVENT_CLIENT_READ;
-        R r;
-        if (timed_plain || explain_target != nullptr || timing_may_go_plain()) {
-            if (guc_timing && !exit_hook_registered) register_exit_hook();
-            const int64 t0 = guc_timing ? begin_call<true>(info) : now_ns();
-            r = real(a...);
-            const int64 t1 = now_ns();
-            const uint16_t idx = index_of(info);
-            if (explain_target != nullptr) explain_target->add(idx, 1, static_cast<uint64_t>(t1 - t0));
-            if (guc_timing) end_call_at(info, idx, t0, t1);
-        } else {
-            r = real(a...);
-        }
-        return r;
-    }
-
+    template <bool kRemote = false>
     __attribute__((noinline)) static R timed_other(A... a) {
         if (MyProc == nullptr) return real(a...);  // postmaster, logger, a process past ProcKill
         if (explain_target == nullptr) {
             if (!timing_may_go_plain()) return real(a...);
-            return timed(a...);
+            return timed<kRemote>(a...);
         }
         // An EXPLAIN (ANALYZE, WAITS) is running: its node gets the wait
         // too, with or without pg_stat_waits.timing.
@@ -290,7 +277,7 @@ struct Wrapper<C, R(A...)> {
         // The shared tables get their part at exit (timed_plain's callers
         // have registered the hook already).
         if (guc_timing && !exit_hook_registered) register_exit_hook();
-        const int64 t0 = guc_timing ? begin_call(info) : now_ns();
+        const int64 t0 = guc_timing ? begin_call<kRemote>(info) : now_ns();
         R r = real(a...);
         const int64 t1 = now_ns();
         const uint16_t idx = index_of(info);
