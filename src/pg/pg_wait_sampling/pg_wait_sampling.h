@@ -7,6 +7,8 @@
 #pragma once
 
 #include "../shared_state.h"
+#include "../activity/citus.h"
+#include "../../core/minute_buckets.h"
 
 #pragma GCC visibility push(hidden)  // our own declarations: see docs/architecture.md
 namespace psw {
@@ -19,6 +21,12 @@ namespace psw {
 // start, as pg_wait_sampling's does. Its init registers the sampler's
 // tick_counter that fills the per-process profile.
 extern const ShmemPart pg_wait_sampling_part;
+
+// A sampled wait as pg_wait_sampling shows it: PostgreSQL's own
+// wait_event_info, without pg_stat_waits' flags (kWaitOtherQueries, and
+// kWaitRemoteBit: a Citus node's Remote/OtherServer is Client/ClientRead
+// there, as in pg_wait_sampling itself).
+inline uint32 pgws_wait(uint32 encoded) { return encoded & ~(kWaitOtherQueries | kWaitRemoteBit); }
 
 }  // namespace psw
 #pragma GCC visibility pop

@@ -34,7 +34,6 @@
 #include "pg_wait_sampling_gucs.h"
 #include "../boundary.h"
 #include "../gucs.h"
-#include "../activity/citus.h"
 #include "../activity/proc_reader.h"
 #include "../sampling/sampling.h"
 
@@ -116,7 +115,7 @@ const ShmemPart pg_wait_sampling_part = {"pg_stat_waits pg_wait_sampling", ws_si
 // Whether an encoded wait is pg_stat_waits' 'CPU' (pg_wait_sampling: NULL
 // event_type and event).
 static bool is_cpu_wait(uint32 wait) {
-    wait &= ~kWaitOtherQueries;
+    wait = pgws_wait(wait);
     return wait == 0 || wait == kWaitIdleNoEvent;
 }
 
@@ -160,7 +159,7 @@ static WsRow *per_process_rows(bool sample_cpu, WaitSamplingQueries queries, siz
         if ((i & 1023) == 0) CHECK_FOR_INTERRUPTS();
         const PidTable::Slot &s = copy[i];
         if (s.count == 0) continue;
-        const uint32 wait = is_cpu_wait(s.key.wait) ? 0 : s.key.wait & ~(kWaitOtherQueries | kWaitRemoteBit);
+        const uint32 wait = is_cpu_wait(s.key.wait) ? 0 : pgws_wait(s.key.wait);
         if (wait == 0 && !sample_cpu) continue;
         const bool with_id = queries != kWsQueriesNone && vis.get(s.key.usesysid);
         rows[nrows++] = {s.key.pid, wait, with_id ? s.key.queryid : 0, s.count};
@@ -200,7 +199,7 @@ static WsRow *baseline_rows(bool sample_cpu, WaitSamplingQueries queries, size_t
         const uint64 before = use_baseline ? baseline.get(s.key) : 0;
         const uint64 count = s.count >= before ? s.count - before : s.count;
         if (count == 0) continue;
-        const uint32 wait = is_cpu_wait(s.key.wait) ? 0 : s.key.wait & ~(kWaitOtherQueries | kWaitRemoteBit);
+        const uint32 wait = is_cpu_wait(s.key.wait) ? 0 : pgws_wait(s.key.wait);
         if (wait == 0 && !sample_cpu) continue;
         const bool with_id = queries != kWsQueriesNone && vis.get(s.key.usesysid);
         rows[nrows++] = {0, wait, with_id ? s.key.queryid : 0, count};

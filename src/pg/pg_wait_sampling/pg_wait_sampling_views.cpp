@@ -17,7 +17,6 @@
 
 #include "pg_wait_sampling_gucs.h"
 #include "../boundary.h"
-#include "../activity/citus.h"
 #include "../activity/proc_reader.h"
 #include "../sampling/sampling.h"
 
@@ -44,7 +43,7 @@ struct WaitNameCache {
     int n = 0;
     // false: 'CPU' (NULL names).
     bool get(uint32 wait, Datum *t, Datum *nm) {
-        wait &= ~(kWaitOtherQueries | kWaitRemoteBit);  // PostgreSQL's names: Client/ClientRead
+        wait = pgws_wait(wait);
         if (wait == 0 || wait == kWaitIdleNoEvent) return false;
         for (int i = 0; i < n; i++)
             if (waits[i] == wait) {
